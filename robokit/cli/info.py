@@ -1,0 +1,76 @@
+"""`robokit info`: one table per recording (rich on a terminal, plain text when piped, or JSON)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from robokit.timeline import EpisodeInfo
+
+_COLUMNS = ("channel", "kind", "topic", "type", "count", "rate Hz", "start (UTC)", "duration s", "time")
+
+
+def _rows(info: EpisodeInfo) -> list[tuple[str, ...]]:
+    return [
+        (s.channel, s.kind, s.topic, s.msgtype, str(s.count), f"{s.rate_hz:.2f}", s.start_utc,
+         f"{s.duration_s:.3f}", s.time_source)
+        for s in info.streams
+    ]
+
+
+def _heading(info: EpisodeInfo) -> str:
+    tasks = "; ".join(info.tasks) or "-"
+    return f"{info.source} [{info.source_format}] episode {info.episode_id}: {info.duration_s:.3f} s, task: {tasks}"
+
+
+def _notes(info: EpisodeInfo) -> list[str]:
+    lines = [f"skipped {s.topic} ({s.msgtype}, {s.count} messages): {s.reason}" for s in info.skipped]
+    return lines + [f"warning: {w}" for w in info.warnings]
+
+
+def render_plain(info: EpisodeInfo) -> str:
+    """Fixed-width text, for pipes and logs."""
+    rows = [_COLUMNS, *_rows(info)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(_COLUMNS))]
+    lines = [_heading(info)]
+    lines += ["  ".join(cell.ljust(w) for cell, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return "\n".join(lines + _notes(info))
+
+
+def render_rich(info: EpisodeInfo) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=_heading(info), title_justify="left")
+    for col in _COLUMNS:
+        table.add_column(col, justify="right" if col in ("count", "rate Hz", "duration s") else "left")
+    for row in _rows(info):
+        table.add_row(*row)
+    console = Console()
+    console.print(table)
+    for note in _notes(info):
+        console.print(note, style="yellow", markup=False)
+
+
+def info(
+    sources: Annotated[list[Path], typer.Argument(help="Recordings: bag files, bag folders, MCAP files.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+    mapping: Annotated[
+        Path | None, typer.Option(help="YAML/JSON file mapping topic -> channel name.")
+    ] = None,
+) -> None:
+    """Show every stream of each recording: channel, kind, topic, count, rate, start, duration."""
+    import robokit
+
+    infos = [ep.info() for ep in robokit.open(sources, mapping=mapping)]
+    if as_json:
+        typer.echo(json.dumps([i.to_dict() for i in infos], indent=2))
+    elif sys.stdout.isatty():
+        for i in infos:
+            render_rich(i)
+    else:
+        typer.echo("\n\n".join(render_plain(i) for i in infos))

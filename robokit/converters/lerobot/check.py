@@ -1,0 +1,64 @@
+"""Checks a written LeRobot root: with the real `lerobot` when importable, else structurally."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import av
+import pyarrow.parquet as pq
+
+
+def _structure(root: Path) -> list[str]:
+    """Totals, contiguous indices and every referenced MP4 long enough, read without lerobot."""
+    problems: list[str] = []
+    info = json.loads((root / "meta" / "info.json").read_text())
+    data = sorted((root / "data").rglob("*.parquet"))
+    rows = sum(pq.ParquetFile(f).metadata.num_rows for f in data)
+    if rows != info["total_frames"]:
+        problems.append(f"data holds {rows} frames, info.json says {info['total_frames']}")
+    meta_files = sorted((root / "meta" / "episodes").rglob("*.parquet"))
+    episodes = [row for f in meta_files for row in pq.read_table(f).to_pylist()]
+    if [e["episode_index"] for e in episodes] != list(range(info["total_episodes"])):
+        problems.append("episode rows are not 0..total_episodes-1 in order")
+    frames: dict[Path, int] = {}
+    for key, feature in info["features"].items():
+        if feature["dtype"] != "video":
+            continue
+        for e in episodes:
+            path = root / info["video_path"].format(video_key=key, chunk_index=e[f"videos/{key}/chunk_index"],
+                                                    file_index=e[f"videos/{key}/file_index"])
+            if not path.is_file():
+                problems.append(f"missing video {path.relative_to(root)}")
+                continue
+            if path not in frames:
+                with av.open(str(path)) as c:
+                    frames[path] = sum(1 for p in c.demux(video=0) if p.size)
+            needed = round(e[f"videos/{key}/to_timestamp"] * info["fps"])
+            if frames[path] < needed:
+                problems.append(f"{path.relative_to(root)} has {frames[path]} frames, episode "
+                                f"{e['episode_index']} needs {needed}")
+    return problems
+
+
+def check_dataset(root: Path) -> list[str]:
+    """Problems found in the dataset at `root` (empty: it passed)."""
+    if not (root / "meta" / "info.json").is_file():
+        return [f"{root}: no meta/info.json"]
+    problems = _structure(root)
+    try:
+        from lerobot.datasets.lerobot_dataset import LeRobotDataset
+    except ImportError:
+        return problems
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ.setdefault("HF_DATASETS_CACHE", cache)
+        try:
+            ds = LeRobotDataset("robokit/check", root=root)
+            for i in (0, len(ds) - 1):
+                ds[i]
+        except Exception as exc:  # the consumer's own failure is the finding
+            problems.append(f"lerobot could not load it: {type(exc).__name__}: {exc}")
+    return problems

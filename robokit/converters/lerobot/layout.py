@@ -1,0 +1,39 @@
+"""LeRobot v3.0 layout constants and path helpers (what `lerobot` 0.6 reads)."""
+
+from __future__ import annotations
+
+CODEBASE_VERSION = "v3.0"
+CHUNKS_SIZE = 1000
+DATA_FILE_MB = 100
+VIDEO_FILE_MB = 200
+MAX_VIDEO_SECONDS = 1000.0  # lerobot compares times as float32: past 1024 s frame lookups fail
+DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
+VIDEO_PATH = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
+EPISODES_PATH = "meta/episodes/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
+DEFAULT_FEATURES = {
+    "timestamp": {"dtype": "float32", "shape": [1], "names": None},
+    "frame_index": {"dtype": "int64", "shape": [1], "names": None},
+    "episode_index": {"dtype": "int64", "shape": [1], "names": None},
+    "index": {"dtype": "int64", "shape": [1], "names": None},
+    "task_index": {"dtype": "int64", "shape": [1], "names": None},
+}
+STATE_KEY = "observation.state"
+ACTION_KEY = "action"
+IMAGE_PREFIX = "observation.images."
+
+
+class FileCounter:
+    """Chunk/file indices that advance like lerobot's `update_chunk_file_indices`."""
+
+    def __init__(self) -> None:
+        self.chunk = 0
+        self.file = 0
+
+    def advance(self) -> None:
+        self.file += 1
+        if self.file == CHUNKS_SIZE:
+            self.file = 0
+            self.chunk += 1
+
+    def path(self, template: str, **keys: str) -> str:
+        return template.format(chunk_index=self.chunk, file_index=self.file, **keys)

@@ -1,0 +1,73 @@
+"""Lazy frames of one image topic, re-read from the recording on demand with bounded memory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterator, Sequence
+from typing import Generic, TypeVar
+
+import numpy as np
+
+from robokit.errors import SourceError
+from robokit.timeline import Frame
+
+T = TypeVar("T")
+
+
+class TopicFrames(Generic[T]):
+    """A FrameSource over one topic: position i is the topic's i-th message in the reader's order.
+
+    `scan(start)` yields the topic's raw messages from log time `start` on (None: from the first), in the
+    same order as the index pass; `decode` turns one into a Frame. Non-decreasing positions are served
+    by one pass; a step back seeks by the frame's log time (or rescans when log times are not sorted).
+    Only requested messages are decoded, and only one is held at a time.
+    """
+
+    def __init__(
+        self,
+        scan: Callable[[int | None], Generator[T, None, None]],
+        decode: Callable[[T], Frame],
+        log_times: np.ndarray,
+        label: str,
+    ) -> None:
+        self._scan = scan
+        self._decode = decode
+        self._log_times = np.asarray(log_times, dtype=np.int64)
+        self._seekable = bool(np.all(np.diff(self._log_times) >= 0))
+        self._label = label
+
+    def __len__(self) -> int:
+        return len(self._log_times)
+
+    def iter_frames(self, positions: Sequence[int]) -> Iterator[Frame]:
+        scan: Generator[T, None, None] | None = None
+        at = -1  # position of the last message taken from `scan`
+        frame: Frame | None = None
+        try:
+            for raw_position in positions:
+                p = int(raw_position)
+                if not 0 <= p < len(self._log_times):
+                    raise IndexError(f"{self._label}: frame position {p} out of range 0..{len(self) - 1}")
+                if scan is None or p < at:
+                    if scan is not None:
+                        scan.close()
+                    start = int(self._log_times[p]) if self._seekable else None
+                    scan = self._scan(start)
+                    at = int(np.searchsorted(self._log_times, start, "left")) - 1 if start is not None else -1
+                    frame = None
+                if p != at or frame is None:
+                    item = self._advance(scan, at, p)
+                    at = p
+                    frame = self._decode(item)
+                yield frame
+        finally:
+            if scan is not None:
+                scan.close()
+
+    def _advance(self, scan: Generator[T, None, None], at: int, p: int) -> T:
+        for _ in range(p - at - 1):
+            if next(scan, None) is None:
+                break
+        item = next(scan, None)
+        if item is None:
+            raise SourceError(f"{self._label}: frame {p} is no longer in the recording (file changed?)")
+        return item

@@ -1,0 +1,254 @@
+"""MCAP recordings: plain `.mcap` files of any profile and ROS 2 bag directories with mcap storage.
+
+Channels decode with the recording's own schemas (ros2msg/ros2idl and ros1msg via rosbags, protobuf via
+mcap_protobuf, JSON), each inside its own try/except so one bad channel never sinks the file. Files
+without a summary or chunk index (unfinished recordings) are read by a linear scan.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Generator, Sequence
+from functools import partial
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+from mcap.reader import McapReader, make_reader
+from mcap.records import Channel, Message, Schema
+from mcap.stream_reader import StreamReader
+from mcap.summary import Summary
+from mcap_protobuf.decoder import DecoderFactory as ProtobufDecoderFactory
+
+from robokit.digest import source_digest
+from robokit.errors import SourceError
+from robokit.sources.bagdir import BagDir, read_bag_dir
+from robokit.sources.collect import Collector, Decode, Loaded
+from robokit.sources.framesource import TopicFrames
+from robokit.sources.messages import image_frame, normalize_type, wrap_json
+from robokit.sources.registry import ReadOptions
+from robokit.sources.ros_types import ros_decoder
+from robokit.sources.sniff import MCAP_MAGIC, is_mcap
+from robokit.timeline import Episode, EpisodeMeta, Frame, FrameSource
+
+Item = tuple[Schema | None, Channel, Message]
+Decompress = Callable[[bytes], bytes] | None
+
+
+def channel_type(schema: Schema | None) -> str:
+    return schema.name if schema is not None else ""
+
+
+def make_decoder(schema: Schema | None, channel: Channel, decompress: Decompress = None) -> Decode:
+    """bytes → message object for one channel; raises when the encoding or schema is not usable."""
+    encoding = channel.message_encoding
+    decode: Decode
+    if encoding == "json":
+        decode = lambda raw: wrap_json(json.loads(raw))  # noqa: E731
+    elif schema is None:
+        raise ValueError(f"channel encoding {encoding!r} without a schema")
+    elif encoding == "cdr" and schema.encoding in ("ros2msg", "ros2idl"):
+        fmt = "idl" if schema.encoding == "ros2idl" else "msg"
+        decode = ros_decoder(normalize_type(schema.name), schema.data.decode(), fmt, "cdr")
+    elif encoding == "ros1" and schema.encoding == "ros1msg":
+        decode = ros_decoder(normalize_type(schema.name), schema.data.decode(), "msg", "ros1")
+    elif encoding == "protobuf":
+        found = ProtobufDecoderFactory().decoder_for(encoding, schema)
+        if found is None:
+            raise ValueError(f"protobuf channel with a {schema.encoding!r} schema")
+        decode = found
+    else:
+        raise ValueError(f"unsupported message encoding {encoding!r} with schema encoding {schema.encoding!r}")
+    if decompress is None:
+        return decode
+    return lambda raw: decode(decompress(raw))
+
+
+class _Decoders:
+    """Decoders keyed by channel content (schema and encoding), so they survive across files and passes."""
+
+    def __init__(self, decompress: Decompress) -> None:
+        self._decompress = decompress
+        self._cache: dict[tuple[Any, ...], Decode] = {}
+
+    def get(self, schema: Schema | None, channel: Channel) -> Decode:
+        key = (channel.message_encoding, schema.name, schema.encoding, schema.data) if schema else (channel.id,)
+        decode = self._cache.get(key)
+        if decode is None:
+            decode = self._cache[key] = make_decoder(schema, channel, self._decompress)
+        return decode
+
+
+def indexed_reader(f: IO[bytes]) -> tuple[McapReader | None, Summary | None, str]:
+    """A reader and summary when the file can be read through its index, else why a linear scan is needed."""
+    f.seek(0, 2)
+    if f.tell() < 2 * len(MCAP_MAGIC):
+        return None, None, "file too short for an MCAP footer"
+    f.seek(-len(MCAP_MAGIC), 2)
+    if f.read(len(MCAP_MAGIC)) != MCAP_MAGIC:
+        return None, None, "no footer (unfinished or truncated recording)"
+    f.seek(0)
+    try:
+        reader = make_reader(f)
+        summary = reader.get_summary()
+    except Exception as err:  # a damaged footer or summary: the data section may still be fine
+        return None, None, f"unreadable summary ({type(err).__name__}: {err})"
+    if summary is None:
+        return None, None, "no summary section"
+    stats = summary.statistics
+    if not summary.chunk_indexes and (stats is None or stats.message_count > 0):
+        return None, None, "no chunk index"
+    return reader, summary, ""
+
+
+def linear_records(
+    f: IO[bytes],
+    on_channel: Callable[[Schema | None, Channel], None] | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> Generator[Item, None, None]:
+    """All messages in file order by scanning records; stops (with a warning) where the data ends early.
+
+    `on_channel` sees every channel once, also those without messages.
+    """
+    f.seek(0)
+    schemas: dict[int, Schema] = {}
+    channels: dict[int, Channel] = {}
+    count = 0
+    try:
+        for record in StreamReader(f).records:
+            if isinstance(record, Schema):
+                schemas[record.id] = record
+            elif isinstance(record, Channel) and record.id not in channels:
+                channels[record.id] = record
+                if on_channel is not None:
+                    on_channel(schemas.get(record.schema_id), record)
+            elif isinstance(record, Message) and record.channel_id in channels:
+                channel = channels[record.channel_id]
+                count += 1
+                yield schemas.get(channel.schema_id), channel, record
+    except Exception as err:  # unfinished recordings end mid-record
+        if warn is not None:
+            warn(f"data ends early after {count} messages ({type(err).__name__}: {err})")
+
+
+def _index_file(path: Path, col: Collector, decoders: _Decoders) -> None:
+    by_channel: dict[int, Decode | None] = {}  # None: count only
+
+    def declare(schema: Schema | None, channel: Channel) -> None:
+        by_channel[channel.id] = None
+        if col.declare(channel.topic, channel_type(schema)):
+            try:
+                by_channel[channel.id] = decoders.get(schema, channel)
+            except Exception as err:
+                col.reject(channel.topic, f"cannot decode {channel_type(schema) or 'schema'}: {err}")
+
+    def feed(channel: Channel, message: Message) -> None:
+        col.feed(channel.topic, message.log_time, message.data, by_channel[channel.id])
+
+    with path.open("rb") as f:
+        reader, summary, why = indexed_reader(f)
+        if reader is None or summary is None:
+            col.warnings.append(f"{path.name}: {why}; read by a linear scan")
+            for _, channel, message in linear_records(f, declare, lambda w: col.warnings.append(f"{path.name}: {w}")):
+                feed(channel, message)
+            return
+        for channel in summary.channels.values():
+            declare(summary.schemas.get(channel.schema_id), channel)
+        stats = summary.statistics
+        topics: list[str] | None = None  # without statistics every message is read to count it
+        if stats is not None:
+            wanted = set(col.wanted())
+            for channel in summary.channels.values():
+                if channel.topic not in wanted:
+                    col.add_count(channel.topic, stats.channel_message_counts.get(channel.id, 0))
+            topics = sorted({c.topic for c in summary.channels.values() if c.topic in wanted})
+            if not topics:
+                return
+        for _, channel, message in reader.iter_messages(topics=topics, log_time_order=True):
+            feed(channel, message)
+
+
+def scan_topic(files: Sequence[Path], topic: str, start: int | None) -> Generator[Item, None, None]:
+    """The topic's messages in index-pass order, from log time `start` on."""
+    for path in files:
+        with path.open("rb") as f:
+            reader, _, _ = indexed_reader(f)
+            if reader is not None:
+                yield from reader.iter_messages(topics=[topic], log_time_order=True, starting_at=start)
+                continue
+            for item in linear_records(f):
+                if item[1].topic == topic and (start is None or item[2].log_time >= start):
+                    yield item
+
+
+def _frame(decoders: _Decoders, msgtype: str, item: Item) -> Frame:
+    schema, channel, message = item
+    return image_frame(decoders.get(schema, channel)(message.data), msgtype)
+
+
+def load(files: Sequence[Path], mapping: dict[str, str], decompress: Decompress, label: str) -> Loaded:
+    """The index pass over an MCAP recording (one or more files in order)."""
+    decoders = _Decoders(decompress)
+
+    def frames(topic: str, msgtype: str, log_times: np.ndarray) -> FrameSource:
+        return TopicFrames(
+            partial(scan_topic, files, topic), partial(_frame, decoders, msgtype), log_times, f"{label} {topic}"
+        )
+
+    col = Collector(mapping, frames)
+    for path in files:
+        try:
+            _index_file(path, col, decoders)
+        except OSError as err:
+            raise SourceError(f"{path}: cannot read ({err.strerror or err})") from err
+    return col.finish()
+
+
+def check_mcap(path: Path) -> None:
+    """Raise SourceError unless `path` starts like an MCAP file (magic and a Header record)."""
+    try:
+        with path.open("rb") as f:
+            make_reader(f).get_header()
+    except Exception as err:
+        raise SourceError(f"{path}: not a readable MCAP file ({type(err).__name__}: {err})") from err
+
+
+class McapFormat:
+    """Reader for MCAP files and ROS 2 bag directories in mcap storage."""
+
+    name = "mcap"
+    description = "MCAP file (.mcap) or ROS 2 bag directory with mcap storage"
+
+    def sniff(self, path: Path) -> bool:
+        if path.is_dir():
+            try:
+                bag = read_bag_dir(path)
+            except SourceError:
+                return False
+            return bag is not None and bag.storage == "mcap"
+        return is_mcap(path)
+
+    def read(self, path: Path, options: ReadOptions) -> list[Episode]:
+        bag: BagDir | None = read_bag_dir(path) if path.is_dir() else None
+        if bag is not None:
+            bag.check("mcap")
+            files, digested, fmt, decompress = (
+                list(bag.files),
+                [bag.metadata, *bag.files],
+                "rosbag2-mcap",
+                bag.decompressor(),
+            )
+        else:
+            files, digested, fmt, decompress = [path], [path], "mcap", None
+        for f in files:
+            check_mcap(f)
+        meta = EpisodeMeta(
+            source_uri=str(path.resolve()),
+            episode_id=path.name if bag else path.stem,
+            source_version=source_digest(digested),
+            source_format=fmt,
+        )
+        return [Episode(meta, loader=partial(load, files, dict(options.mapping), decompress, str(path)))]
+
+
+MCAP_READER = McapFormat()

@@ -1,0 +1,128 @@
+"""Topic → channel naming (`group/field`) and the user's topic → channel mapping file."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+import yaml
+
+from robokit.errors import OptionError, SourceError
+
+# Tokens that say "this is an image" rather than which camera it is.
+CAMERA_TOKENS = frozenset(
+    {
+        "camera",
+        "cameras",
+        "cam",
+        "image",
+        "images",
+        "image_raw",
+        "image_rect",
+        "image_rect_color",
+        "image_rect_raw",
+        "image_color",
+        "image_mono",
+        "compressed",
+        "compresseddepth",
+        "color",
+        "rgb",
+        "raw",
+        "depth",
+        "camera_info",
+        "calibration",
+    }
+)
+DEPTH_TOKEN = "depth"
+TASK_TOKENS = frozenset({"task", "instruction", "language_instruction", "prompt"})
+TASK_CHANNEL = "task"
+
+
+def tokens(topic: str) -> list[str]:
+    """The non-empty `/`-separated parts of a topic (`foo` and `/foo` give the same)."""
+    return [t for t in topic.split("/") if t]
+
+
+def topic_name(topic: str, drop: frozenset[str] = frozenset(), default: str = "topic") -> str:
+    """The `<name>` of a topic: its tokens minus `drop`, joined by `_` (`default` when none are left)."""
+    return "_".join(t for t in tokens(topic) if t.lower() not in drop) or default
+
+
+def camera_name(topic: str) -> str:
+    """`/camera/front/image_raw` → `front`; `camera` when only generic tokens are left."""
+    return topic_name(topic, CAMERA_TOKENS, "camera")
+
+
+def image_channel(topic: str, depth: bool) -> str:
+    """`<camera>/rgb`, or `<camera>/depth` for depth encodings and topics with a `depth` token."""
+    is_depth = depth or DEPTH_TOKEN in (t.lower() for t in tokens(topic))
+    return f"{camera_name(topic)}/{'depth' if is_depth else 'rgb'}"
+
+
+def joints_group(topic: str) -> str:
+    """`/joint_states` → `joints`, `/left/joint_states` → `left_joints`, `/joint_commands` → `joint_commands`."""
+    parts = tokens(topic)
+    if parts and parts[-1].lower() in ("joint_states", "joint_state"):
+        return "_".join([*parts[:-1], "joints"])
+    return "_".join(parts) or "joints"
+
+
+def frame_name(frame_id: str) -> str:
+    """A TF frame id without leading slashes (ROS 1 `/world` and ROS 2 `world` are the same frame)."""
+    return frame_id.lstrip("/")
+
+
+def event_channel(topic: str) -> str:
+    """`task` when the topic's last token names an instruction, else `<name>/events`."""
+    parts = tokens(topic)
+    if parts and parts[-1].lower() in TASK_TOKENS:
+        return TASK_CHANNEL
+    return f"{topic_name(topic, frozenset({'events'}), 'events')}/events"
+
+
+def apply_mapping(value: str, names: list[str], multi: bool) -> list[str]:
+    """Rename a topic's channels with a user mapping value.
+
+    A single-channel topic takes `value` as the channel (a bare group keeps the default field); a topic
+    that gives several channels (joints, tf, odometry, imu) takes the group part of `value` as the group.
+    """
+    group = value.split("/", 1)[0]
+    if not multi and "/" in value:
+        return [value for _ in names]
+    return [f"{group}/{name.split('/', 1)[1]}" if "/" in name else group for name in names]
+
+
+def load_mapping(mapping: Mapping[str, str] | str | Path | None) -> dict[str, str]:
+    """A topic → channel mapping from a dict or a YAML/JSON file of `topic: channel` pairs (None → {})."""
+    if mapping is None:
+        return {}
+    if isinstance(mapping, str | Path):
+        path = Path(mapping)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as err:
+            raise SourceError(f"{path}: cannot read the topic mapping file ({err.strerror or err})") from err
+        try:
+            data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        except (ValueError, yaml.YAMLError) as err:
+            raise OptionError(f"{path}: not a valid YAML/JSON topic mapping: {err}") from err
+        return _validated(data or {}, str(path))
+    return _validated(mapping, "mapping")
+
+
+def _validated(data: object, where: str) -> dict[str, str]:
+    if not isinstance(data, Mapping):
+        raise OptionError(f"{where}: a topic mapping must be `topic: channel` pairs, got {type(data).__name__}")
+    out: dict[str, str] = {}
+    for topic, channel in data.items():
+        if not isinstance(topic, str) or not isinstance(channel, str) or not topic or not channel.strip("/"):
+            raise OptionError(f"{where}: bad entry {topic!r}: {channel!r}; expected `topic: group/field` strings")
+        out[topic] = channel.strip("/")
+    return out
+
+
+def lookup(mapping: Mapping[str, str], topic: str) -> str | None:
+    """The user's channel for `topic`; `foo` and `/foo` match each other."""
+    bare = topic.lstrip("/")
+    return mapping.get(topic) or mapping.get("/" + bare) or mapping.get(bare)

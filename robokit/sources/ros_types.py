@@ -1,0 +1,48 @@
+"""ROS message decoders from the recording's own definitions (rosbags typestores), cached per definition."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+from rosbags.typesys import Stores, get_types_from_idl, get_types_from_msg, get_typestore
+
+_IDL_SEPARATOR = "=" * 80 + "\n"
+
+
+@lru_cache(maxsize=1)
+def _latest() -> Any:
+    return get_typestore(Stores.LATEST)
+
+
+def _types(msgtype: str, definition: str, fmt: str) -> Any:
+    if fmt == "idl":
+        if not definition.startswith(_IDL_SEPARATOR + "IDL: "):
+            return get_types_from_idl(definition)
+        types: dict[str, Any] = {}
+        for block in definition.split(_IDL_SEPARATOR)[1:]:
+            types.update(get_types_from_idl(block.split("\n", 1)[1]))
+        return types
+    return get_types_from_msg(definition, msgtype)
+
+
+@lru_cache(maxsize=512)
+def ros_decoder(msgtype: str, definition: str, fmt: str, encoding: str) -> Callable[[Any], Any]:
+    """A raw → object decoder for `msgtype`, CDR (`encoding` "cdr") or ROS 1 ("ros1").
+
+    `fmt` is the definition's format: "msg" (ROS 1 or ROS 2 .msg text with `MSG:` dependencies), "idl",
+    or "" when the recording stores none (then the standard ROS 2 types are used). Raises when the
+    definition does not parse or the type is unknown, so callers can skip the topic.
+    """
+    if fmt:
+        store = get_typestore(Stores.EMPTY)
+        store.register(_types(msgtype, definition, fmt))
+    else:
+        store = _latest()
+        if msgtype not in store.fielddefs:
+            raise KeyError(f"the recording stores no definition of {msgtype} and it is not a standard ROS 2 type")
+    store.get_msgdef(msgtype)  # generate the (de)serialiser now: a missing dependency fails here
+    if encoding == "ros1":
+        return lambda raw: store.deserialize_ros1(raw, msgtype)
+    return lambda raw: store.deserialize_cdr(raw, msgtype)

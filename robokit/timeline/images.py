@@ -1,0 +1,99 @@
+"""Lazy image frames: a frame decodes on access; encoded JPEG/PNG bytes are kept as they came."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from PIL import Image
+
+ENCODED_FORMATS = ("jpeg", "png")
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One image: either encoded bytes (`format` jpeg/png) or a decoded array (`format` raw)."""
+
+    format: str
+    data: bytes | None = None
+    pixels: np.ndarray | None = None
+
+    def array(self) -> np.ndarray:
+        """The decoded image: (H, W, 3) uint8 RGB, (H, W, 4) RGBA, or (H, W) for mono and depth."""
+        if self.pixels is not None:
+            return self.pixels
+        assert self.data is not None
+        with Image.open(io.BytesIO(self.data)) as im:
+            if im.mode in ("P", "CMYK", "YCbCr", "LA"):
+                return np.asarray(im.convert("RGB"))
+            return np.asarray(im)
+
+    def encoded(self, fmt: str = "png", quality: int = 95) -> bytes:
+        """Encoded bytes in `fmt`; passes existing bytes through untouched when they already are `fmt`."""
+        if self.data is not None and self.format == fmt:
+            return self.data
+        return encode_image(self.array(), fmt, quality)
+
+
+def encode_image(pixels: np.ndarray, fmt: str = "png", quality: int = 95) -> bytes:
+    """Encode an array as PNG (lossless; 16-bit mono kept) or JPEG."""
+    buf = io.BytesIO()
+    image = Image.fromarray(pixels)
+    if fmt == "jpeg":
+        image.save(buf, format="JPEG", quality=quality)
+    elif fmt == "png":
+        image.save(buf, format="PNG", compress_level=1)
+    else:
+        raise ValueError(f"unknown image format {fmt!r}; expected one of {ENCODED_FORMATS}")
+    return buf.getvalue()
+
+
+class FrameSource(Protocol):
+    """Where an image stream's frames come from; positions index the source's own frame order."""
+
+    def iter_frames(self, positions: Sequence[int]) -> Iterator[Frame]:
+        """Yield the frames at `positions`, in that order (repeats allowed)."""
+        ...
+
+
+class ArrayFrameSource:
+    """Frames held in memory (generated data, tests, small images)."""
+
+    def __init__(self, frames: Sequence[Frame | np.ndarray]) -> None:
+        self._frames = [f if isinstance(f, Frame) else Frame("raw", pixels=f) for f in frames]
+
+    def __len__(self) -> int:
+        return len(self._frames)
+
+    def iter_frames(self, positions: Sequence[int]) -> Iterator[Frame]:
+        for p in positions:
+            yield self._frames[int(p)]
+
+
+class MappedFrameSource:
+    """Applies a per-frame function lazily on top of another source (e.g. a resize)."""
+
+    def __init__(self, base: FrameSource, fn: Callable[[Frame], Frame]) -> None:
+        self._base = base
+        self._fn = fn
+
+    def iter_frames(self, positions: Sequence[int]) -> Iterator[Frame]:
+        for frame in self._base.iter_frames(positions):
+            yield self._fn(frame)
+
+
+def resize_frame(width: int, height: int) -> Callable[[Frame], Frame]:
+    """A frame function resizing to width×height (bilinear for colour, nearest for depth)."""
+
+    def fn(frame: Frame) -> Frame:
+        pixels = frame.array()
+        if pixels.shape[1] == width and pixels.shape[0] == height:
+            return frame
+        depth = pixels.ndim == 2 and pixels.dtype != np.uint8
+        resample = Image.Resampling.NEAREST if depth else Image.Resampling.BILINEAR
+        return Frame("raw", pixels=np.asarray(Image.fromarray(pixels).resize((width, height), resample)))
+
+    return fn

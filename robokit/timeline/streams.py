@@ -1,0 +1,232 @@
+"""Stream kinds of the timeline model: numeric series, pose series, images and events."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
+
+import numpy as np
+
+from robokit.timeline.images import Frame, FrameSource, MappedFrameSource, resize_frame
+
+
+@dataclass(frozen=True)
+class StreamOrigin:
+    """Where a stream came from: topic, message type, and which clock gave its timestamps."""
+
+    topic: str
+    msgtype: str
+    time_source: str = "log"  # "header" (message header stamp) or "log" (recorder's receive time)
+
+
+def sort_timestamps(timestamps: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Stable time order with exact-duplicate timestamps dropped (the first sample wins).
+
+    Returns (sorted unique int64 timestamps, the index of each kept sample, number of duplicates dropped).
+    """
+    ts = np.asarray(timestamps, dtype=np.int64)
+    order = np.argsort(ts, kind="stable")
+    ts_sorted = ts[order]
+    keep = np.ones(len(ts_sorted), dtype=bool)
+    keep[1:] = ts_sorted[1:] != ts_sorted[:-1]
+    return ts_sorted[keep], order[keep], int((~keep).sum())
+
+
+@dataclass(frozen=True)
+class Stream:
+    """Common part of all streams: a name (`group/field`), sorted unique int64 ns timestamps, an origin."""
+
+    kind: ClassVar[str] = "stream"
+    name: str
+    timestamps: np.ndarray
+    origin: StreamOrigin | None = field(default=None, kw_only=True)
+
+    def __len__(self) -> int:
+        return len(self.timestamps)
+
+    @property
+    def start_ns(self) -> int:
+        return int(self.timestamps[0]) if len(self) else 0
+
+    @property
+    def end_ns(self) -> int:
+        return int(self.timestamps[-1]) if len(self) else 0
+
+    def take(self, indices: np.ndarray, timestamps: np.ndarray | None = None) -> Stream:
+        """The samples at `indices` (repeats allowed), optionally re-stamped at `timestamps`."""
+        raise NotImplementedError
+
+    def renamed(self, name: str) -> Stream:
+        return replace(self, name=name)
+
+    def _times(self, indices: np.ndarray, timestamps: np.ndarray | None) -> np.ndarray:
+        return np.asarray(self.timestamps[indices] if timestamps is None else timestamps, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class NumericStream(Stream):
+    """An N×D float series with one name per dimension and a unit (e.g. joint positions in rad)."""
+
+    kind: ClassVar[str] = "numeric"
+    values: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)))
+    names: tuple[str, ...] = ()
+    unit: str = ""
+
+    def __post_init__(self) -> None:
+        values = np.asarray(self.values, dtype=np.float64)
+        if values.ndim == 1:
+            values = values[:, None]
+        object.__setattr__(self, "values", values)
+        if values.shape[0] != len(self.timestamps):
+            raise ValueError(f"{self.name}: {values.shape[0]} rows for {len(self.timestamps)} timestamps")
+        if not self.names:
+            object.__setattr__(self, "names", tuple(f"{i}" for i in range(values.shape[1])))
+
+    @property
+    def dim(self) -> int:
+        return int(self.values.shape[1])
+
+    def take(self, indices: np.ndarray, timestamps: np.ndarray | None = None) -> NumericStream:
+        return replace(self, timestamps=self._times(indices, timestamps), values=self.values[indices])
+
+
+@dataclass(frozen=True)
+class PoseStream(Stream):
+    """Poses of `child_frame` in `parent_frame`: translation N×3 and unit quaternions N×4 (always xyzw).
+
+    `convention` names the frame convention the poses are expressed in (see robokit.frames);
+    `is_camera` marks sensor poses, whose axes follow the convention's camera axes.
+    """
+
+    kind: ClassVar[str] = "pose"
+    translation: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
+    quaternion: np.ndarray = field(default_factory=lambda: np.zeros((0, 4)))
+    parent_frame: str = ""
+    child_frame: str = ""
+    convention: str = "ros"
+    static: bool = False
+    is_camera: bool = False
+
+    def __post_init__(self) -> None:
+        t = np.asarray(self.translation, dtype=np.float64).reshape(-1, 3)
+        q = np.asarray(self.quaternion, dtype=np.float64).reshape(-1, 4)
+        if not (len(t) == len(q) == len(self.timestamps)):
+            raise ValueError(f"{self.name}: {len(t)} translations, {len(q)} quaternions, {len(self)} times")
+        norms = np.linalg.norm(q, axis=1, keepdims=True)
+        q = np.divide(q, norms, out=np.full_like(q, np.nan), where=norms > 0)
+        object.__setattr__(self, "translation", t)
+        object.__setattr__(self, "quaternion", q)
+
+    def take(self, indices: np.ndarray, timestamps: np.ndarray | None = None) -> PoseStream:
+        return replace(
+            self,
+            timestamps=self._times(indices, timestamps),
+            translation=self.translation[indices],
+            quaternion=self.quaternion[indices],
+        )
+
+    def matrices(self) -> np.ndarray:
+        """N×4×4 homogeneous transforms (parent_from_child)."""
+        from scipy.spatial.transform import Rotation
+
+        out = np.tile(np.eye(4), (len(self), 1, 1))
+        if len(self):
+            out[:, :3, :3] = Rotation.from_quat(self.quaternion).as_matrix()
+            out[:, :3, 3] = self.translation
+        return out
+
+
+@dataclass(frozen=True)
+class CameraInfo:
+    """Pinhole intrinsics (3×3 K, pixels, OpenCV pixel-centre convention) and distortion, when known."""
+
+    width: int
+    height: int
+    k: np.ndarray
+    distortion: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    distortion_model: str = ""
+    frame_id: str = ""
+
+    def scaled(self, width: int, height: int) -> CameraInfo:
+        """The intrinsics after resizing the image to width×height."""
+        sx, sy = width / self.width, height / self.height
+        k = np.array(self.k, dtype=np.float64).copy()
+        k[0, :] *= sx
+        k[1, :] *= sy
+        return replace(self, width=width, height=height, k=k)
+
+
+@dataclass(frozen=True)
+class ImageStream(Stream):
+    """A camera stream whose frames decode on access; `positions` index frames in `source`.
+
+    `encoding` is the pixel layout of decoded frames (rgb8, mono8, 16UC1, 32FC1, ...); `format` is how
+    frames are stored (jpeg, png, raw).
+    """
+
+    kind: ClassVar[str] = "image"
+    source: FrameSource | None = None
+    positions: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    width: int = 0
+    height: int = 0
+    encoding: str = "rgb8"
+    format: str = "raw"
+    frame_id: str = ""
+    camera: CameraInfo | None = None
+
+    def __post_init__(self) -> None:
+        positions = np.asarray(self.positions, dtype=np.int64)
+        if len(positions) == 0 and len(self.timestamps):
+            positions = np.arange(len(self.timestamps), dtype=np.int64)
+        object.__setattr__(self, "positions", positions)
+        if len(positions) != len(self.timestamps):
+            raise ValueError(f"{self.name}: {len(positions)} frame positions for {len(self)} timestamps")
+
+    @property
+    def is_depth(self) -> bool:
+        return self.encoding in ("16UC1", "mono16", "32FC1")
+
+    def take(self, indices: np.ndarray, timestamps: np.ndarray | None = None) -> ImageStream:
+        return replace(self, timestamps=self._times(indices, timestamps), positions=self.positions[indices])
+
+    def frames(self, indices: Sequence[int] | None = None) -> Iterator[Frame]:
+        """Frames in stream order (or at `indices`), decoded one at a time."""
+        if self.source is None:
+            raise ValueError(f"{self.name}: image stream has no frame source")
+        positions = self.positions if indices is None else self.positions[np.asarray(indices, dtype=np.int64)]
+        return self.source.iter_frames(positions.tolist())
+
+    def frame(self, index: int) -> Frame:
+        return next(iter(self.frames([index])))
+
+    def resized(self, width: int, height: int) -> ImageStream:
+        """The same stream with frames resized lazily to width×height (intrinsics scaled to match)."""
+        if (width, height) == (self.width, self.height) or self.source is None:
+            return self
+        camera = self.camera.scaled(width, height) if self.camera else None
+        return replace(
+            self,
+            source=MappedFrameSource(self.source, resize_frame(width, height)),
+            width=width,
+            height=height,
+            format="raw",
+            camera=camera,
+        )
+
+
+@dataclass(frozen=True)
+class EventStream(Stream):
+    """Timestamped strings: task instructions, annotations, log lines."""
+
+    kind: ClassVar[str] = "event"
+    values: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.values) != len(self.timestamps):
+            raise ValueError(f"{self.name}: {len(self.values)} values for {len(self)} timestamps")
+
+    def take(self, indices: np.ndarray, timestamps: np.ndarray | None = None) -> EventStream:
+        return replace(
+            self, timestamps=self._times(indices, timestamps), values=tuple(self.values[i] for i in indices)
+        )

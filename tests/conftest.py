@@ -1,0 +1,31 @@
+"""Shared fixtures: generated sample recordings (the project's own data) and the shared public fixtures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from robokit.samples import SampleSpec, write_samples
+
+SHARED_FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def sample_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two generated sample episodes (ROS 2 bags, MCAP storage), written once per test session."""
+    out = tmp_path_factory.mktemp("samples")
+    write_samples(out, 2, SampleSpec(duration_s=3.0))
+    return out
+
+
+@pytest.fixture(scope="session")
+def sample_bag(sample_dir: Path) -> Path:
+    return sample_dir / "episode_000"
+
+
+@pytest.fixture()
+def shared_fixtures() -> Path:
+    if not SHARED_FIXTURES.is_dir():
+        pytest.skip("../shared/fixtures is not present")
+    return SHARED_FIXTURES

@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from robokit.errors import ChannelError
+from robokit.timeline import (
+    ArrayFrameSource,
+    CameraInfo,
+    Episode,
+    EpisodeMeta,
+    EventStream,
+    ImageStream,
+    NumericStream,
+    PoseStream,
+)
+from robokit.timeline.streams import sort_timestamps
+
+
+def test_sort_timestamps_drops_duplicates_keeping_first() -> None:
+    ts, keep, dropped = sort_timestamps(np.array([30, 10, 20, 10, 40]))
+    assert ts.tolist() == [10, 20, 30, 40]
+    assert keep.tolist() == [1, 2, 0, 4]
+    assert dropped == 1
+
+
+def test_numeric_shape_checked_and_names_defaulted() -> None:
+    s = NumericStream("a/b", np.array([1, 2]), values=np.array([1.0, 2.0]))
+    assert s.values.shape == (2, 1) and s.names == ("0",)
+    with pytest.raises(ValueError, match="rows"):
+        NumericStream("a/b", np.array([1, 2, 3]), values=np.zeros((2, 1)))
+
+
+def test_pose_quaternions_normalised_and_take() -> None:
+    p = PoseStream("tf/x", np.array([0, 1]), translation=np.zeros((2, 3)),
+                   quaternion=np.array([[0, 0, 0, 2.0], [0, 0, 3.0, 0]]))
+    assert np.allclose(np.linalg.norm(p.quaternion, axis=1), 1)
+    q = p.take(np.array([1, 1, 0]), np.array([5, 6, 7]))
+    assert q.timestamps.tolist() == [5, 6, 7] and np.allclose(q.quaternion[0], [0, 0, 1, 0])
+    assert p.matrices().shape == (2, 4, 4)
+
+
+def test_image_stream_lazy_take_and_resize() -> None:
+    frames = [np.full((4, 6, 3), i, dtype=np.uint8) for i in range(3)]
+    cam = CameraInfo(6, 4, np.array([[6.0, 0, 3], [0, 6, 2], [0, 0, 1]]))
+    s = ImageStream("c/rgb", np.array([0, 10, 20]), source=ArrayFrameSource(frames), width=6, height=4,
+                    camera=cam)
+    t = s.take(np.array([2, 0]))
+    assert [f.array()[0, 0, 0] for f in t.frames()] == [2, 0]
+    r = s.resized(3, 2)
+    assert r.frame(1).array().shape == (2, 3, 3)
+    assert r.camera is not None and r.camera.k[0, 0] == 3.0 and r.camera.k[1, 2] == 1.0
+
+
+def test_episode_lookup_errors_name_the_alternatives() -> None:
+    ep = Episode(EpisodeMeta("x", "e"), {"task": EventStream("task", np.array([5]), values=("pick",))})
+    assert ep.tasks == ("pick",)
+    with pytest.raises(ChannelError, match="available: task"):
+        ep["joints/position"]
+
+
+def test_episode_loader_runs_once() -> None:
+    calls = []
+
+    def load():  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return {"a/b": NumericStream("a/b", np.array([1, 3]), values=np.ones(2))}, [], ["w"]
+
+    ep = Episode(EpisodeMeta("x", "e"), loader=load)
+    assert "not loaded" in repr(ep)
+    assert ep.duration_s == 2e-9 and ep.warnings == ["w"] and len(calls) == 1
+    info = ep.info()
+    assert info.streams[0].count == 2 and info.to_dict()["streams"][0]["channel"] == "a/b"
