@@ -56,8 +56,10 @@ def run_robokit(out: Path, episodes: int, frames: int) -> int:
     eps = []
     for e in range(episodes):
         state = np.random.default_rng(e).normal(size=(frames, 6))
-        streams = {"joints/position": NumericStream("joints/position", t, values=state),
-                   "task": EventStream("task", t[:1], values=("bench",))}
+        streams = {
+            "joints/position": NumericStream("joints/position", t, values=state),
+            "task": EventStream("task", t[:1], values=("bench",)),
+        }
         for c, cam in enumerate(CAMERAS):
             streams[f"{cam}/rgb"] = ImageStream(f"{cam}/rgb", t, source=_Generated(e, c), width=W, height=H)
         eps.append(Episode(EpisodeMeta(f"bench://{e}", f"ep{e}"), streams))
@@ -68,11 +70,16 @@ def run_robokit(out: Path, episodes: int, frames: int) -> int:
 def run_lerobot(out: Path, episodes: int, frames: int, streaming: bool) -> int:
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
-    features = {"observation.state": {"dtype": "float32", "shape": (6,), "names": None},
-                "action": {"dtype": "float32", "shape": (6,), "names": None}}
+    features = {
+        "observation.state": {"dtype": "float32", "shape": (6,), "names": None},
+        "action": {"dtype": "float32", "shape": (6,), "names": None},
+    }
     for cam in CAMERAS:
-        features[f"observation.images.{cam}"] = {"dtype": "video", "shape": (H, W, 3),
-                                                 "names": ["height", "width", "channels"]}
+        features[f"observation.images.{cam}"] = {
+            "dtype": "video",
+            "shape": (H, W, 3),
+            "names": ["height", "width", "channels"],
+        }
     kwargs = {"streaming_encoding": True, "encoder_queue_maxsize": frames} if streaming else {}
     ds = LeRobotDataset.create("bench/lerobot", FPS, features, root=out / "lerobot", use_videos=True, **kwargs)
     for e in range(episodes):
@@ -149,13 +156,23 @@ def main() -> None:
     expected = args.episodes * args.frames
     rows = []
     for variant in args.variants.split(","):
-        cmd = [sys.executable, __file__, "--child", variant,
-               "--episodes", str(args.episodes), "--frames", str(args.frames)]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--child",
+            variant,
+            "--episodes",
+            str(args.episodes),
+            "--frames",
+            str(args.frames),
+        ]
         res = subprocess.run(cmd, capture_output=True, text=True, check=True)
         rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
     base = {r["variant"]: expected / r["seconds"] for r in rows}
-    print(f"{args.episodes} episodes x {args.frames} frames x {len(CAMERAS)} cameras at {W}x{H}, "
-          f"libsvtav1 crf {CODEC['crf']} g {CODEC['gop']} preset {CODEC['preset']}")
+    print(
+        f"{args.episodes} episodes x {args.frames} frames x {len(CAMERAS)} cameras at {W}x{H}, "
+        f"libsvtav1 crf {CODEC['crf']} g {CODEC['gop']} preset {CODEC['preset']}"
+    )
     print(f"{'variant':<20}{'frames/s':>10}{'vs robokit':>12}{'frames in mp4':>15}{'peak RSS MB':>13}")
     for r in rows:
         fps = expected / r["seconds"]

@@ -11,6 +11,12 @@ from robokit.samples import SampleSpec, write_samples
 SHARED_FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 
 
+@pytest.fixture(autouse=True)
+def _private_export_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never read or fill the user's export cache."""
+    monkeypatch.setenv("ROBOKIT_CACHE", str(tmp_path_factory.getbasetemp() / "export-cache"))
+
+
 @pytest.fixture(scope="session")
 def sample_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two generated sample episodes (ROS 2 bags, MCAP storage), written once per test session."""

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from robokit.cli import info, sample
+from robokit.cli import cache, convert, info, sample
 from robokit.errors import RobokitError
 
 app = typer.Typer(
@@ -18,12 +18,17 @@ app = typer.Typer(
 )
 app.command("info")(info.info)
 app.command("sample")(sample.sample)
+app.add_typer(cache.app, name="cache")
+app.command("convert", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(convert.convert)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code (usage errors: 2, like click)."""
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["convert"] and ("--help" in args or "-h" in args):
+        convert.convert.__doc__ = f"{convert.convert.__doc__}\n\n{convert.format_options_help()}"
     try:
-        app(args=argv, prog_name="robokit")
+        app(args=args, prog_name="robokit")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     except RobokitError as exc:

@@ -62,11 +62,18 @@ def info(
     mapping: Annotated[
         Path | None, typer.Option(help="YAML/JSON file mapping topic -> channel name.")
     ] = None,
+    plot: Annotated[Path | None, typer.Option(help="Also draw a timeline PNG (one per episode).")] = None,
 ) -> None:
     """Show every stream of each recording: channel, kind, topic, count, rate, start, duration."""
     import robokit
+    from robokit.plot import plot_timeline
 
-    infos = [ep.info() for ep in robokit.open(sources, mapping=mapping)]
+    episodes = robokit.open(sources, mapping=mapping)
+    infos = [ep.info() for ep in episodes]
+    if plot is not None:
+        for n, ep in enumerate(episodes):
+            target = plot if len(episodes) == 1 else plot.with_name(f"{plot.stem}_{n:03d}{plot.suffix}")
+            plot_timeline(ep, target)
     if as_json:
         typer.echo(json.dumps([i.to_dict() for i in infos], indent=2))
     elif sys.stdout.isatty():

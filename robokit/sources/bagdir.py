@@ -14,6 +14,7 @@ from robokit.errors import SourceError
 from robokit.sources.sniff import is_mcap, is_sqlite
 
 METADATA = "metadata.yaml"
+Decompress = Callable[[bytes], bytes] | None  # per-message decompression, None when messages are stored plain
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class BagDir:
                 f"{self.path}: file-compressed bags are not supported; decompress the storage files first"
             )
 
-    def decompressor(self) -> Callable[[bytes], bytes] | None:
+    def decompressor(self) -> Decompress:
         """zstd per-message decompression for `compression_mode: message` bags, else None."""
         if self.compression_mode != "message":
             return None

@@ -9,14 +9,8 @@ from typing import Any
 import numpy as np
 
 from robokit.sources import naming
-from robokit.sources.messages import (
-    CameraInfoBuilder,
-    ImageBuilder,
-    TopicBuilder,
-    UnsupportedMessage,
-    builder_for,
-    normalize_type,
-)
+from robokit.sources.fields import UnsupportedMessage, normalize_type
+from robokit.sources.messages import CameraInfoBuilder, ImageBuilder, TopicBuilder, builder_for
 from robokit.timeline import CameraInfo, FrameSource, ImageStream, SkippedTopic, Stream
 
 FrameSourceFactory = Callable[[str, str, np.ndarray], FrameSource]  # (topic, msgtype, log times)
@@ -38,11 +32,9 @@ class _Topic:
 
 
 class Collector:
-    """Receives a recording's topics and messages in order and assembles the episode's streams.
+    """Takes a recording's topics and messages in order and assembles the episode's streams.
 
-    Every topic is accounted for: it yields streams, or a SkippedTopic with the reason and the number of
-    messages, or both when some of its messages failed to decode.
-    """
+    Every topic is accounted for: streams, a SkippedTopic (reason, messages), or both when some failed."""
 
     def __init__(self, mapping: Mapping[str, str], frames: FrameSourceFactory) -> None:
         self.mapping = mapping
@@ -93,6 +85,13 @@ class Collector:
         except Exception as err:  # a bad message must not sink the recording; counted and reported
             t.failed += 1
             t.error = t.error or f"{type(err).__name__}: {err}"
+
+    def stopped(self, where: str, err: Exception) -> None:
+        """The recording's data ended or broke mid-way: keep what was read, say where it stopped."""
+        read = sum(t.count for t in self.topics.values())
+        self.warnings.append(
+            f"{where}: reading stopped at damaged data after {read} messages ({type(err).__name__}: {err})"
+        )
 
     def finish(self) -> Loaded:
         """The streams by channel name, the skipped topics and the warnings."""

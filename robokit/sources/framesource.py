@@ -14,13 +14,9 @@ T = TypeVar("T")
 
 
 class TopicFrames(Generic[T]):
-    """A FrameSource over one topic: position i is the topic's i-th message in the reader's order.
+    """Frame i is the topic's i-th raw message from `scan(start_log_time)`, decoded only when requested.
 
-    `scan(start)` yields the topic's raw messages from log time `start` on (None: from the first), in the
-    same order as the index pass; `decode` turns one into a Frame. Non-decreasing positions are served
-    by one pass; a step back seeks by the frame's log time (or rescans when log times are not sorted).
-    Only requested messages are decoded, and only one is held at a time.
-    """
+    In-order positions take one pass; a step back seeks by log time (rescans when log times are unsorted)."""
 
     def __init__(
         self,
@@ -57,11 +53,17 @@ class TopicFrames(Generic[T]):
                 if p != at or frame is None:
                     item = self._advance(scan, at, p)
                     at = p
-                    frame = self._decode(item)
+                    frame = self._frame(item, p)
                 yield frame
         finally:
             if scan is not None:
                 scan.close()
+
+    def _frame(self, item: T, p: int) -> Frame:
+        try:
+            return self._decode(item)
+        except Exception as err:  # surfaces as a typed error naming the topic and frame
+            raise SourceError(f"{self._label}: frame {p} cannot be decoded ({type(err).__name__}: {err})") from err
 
     def _advance(self, scan: Generator[T, None, None], at: int, p: int) -> T:
         for _ in range(p - at - 1):

@@ -1,8 +1,6 @@
-"""MCAP recordings: plain `.mcap` files of any profile and ROS 2 bag directories with mcap storage.
+"""MCAP recordings (any profile; ROS 2 bag dirs in mcap storage): one bad channel never sinks the file.
 
-Channels decode with the recording's own schemas (ros2msg/ros2idl and ros1msg via rosbags, protobuf via
-mcap_protobuf, JSON), each inside its own try/except so one bad channel never sinks the file. Files
-without a summary or chunk index (unfinished recordings) are read by a linear scan.
+Unfinished files (no summary or chunk index) are read by a linear scan.
 """
 
 from __future__ import annotations
@@ -22,20 +20,21 @@ from mcap_protobuf.decoder import DecoderFactory as ProtobufDecoderFactory
 
 from robokit.digest import source_digest
 from robokit.errors import SourceError
-from robokit.sources.bagdir import BagDir, read_bag_dir
+from robokit.sources.bagdir import BagDir, Decompress, read_bag_dir
 from robokit.sources.collect import Collector, Decode, Loaded
+from robokit.sources.fields import normalize_type, wrap_json
 from robokit.sources.framesource import TopicFrames
-from robokit.sources.messages import image_frame, normalize_type, wrap_json
+from robokit.sources.pixels import image_frame
 from robokit.sources.registry import ReadOptions
 from robokit.sources.ros_types import ros_decoder
 from robokit.sources.sniff import MCAP_MAGIC, is_mcap
 from robokit.timeline import Episode, EpisodeMeta, Frame, FrameSource
 
 Item = tuple[Schema | None, Channel, Message]
-Decompress = Callable[[bytes], bytes] | None
 
 
 def channel_type(schema: Schema | None) -> str:
+    """The message type a channel's schema names ("" for schemaless channels)."""
     return schema.name if schema is not None else ""
 
 
@@ -106,10 +105,9 @@ def linear_records(
     on_channel: Callable[[Schema | None, Channel], None] | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> Generator[Item, None, None]:
-    """All messages in file order by scanning records; stops (with a warning) where the data ends early.
+    """All messages in file order by scanning records, stopping (with a warning) where the data ends early.
 
-    `on_channel` sees every channel once, also those without messages.
-    """
+    `on_channel` sees every channel once, also those without messages."""
     f.seek(0)
     schemas: dict[int, Schema] = {}
     channels: dict[int, Channel] = {}
@@ -164,8 +162,11 @@ def _index_file(path: Path, col: Collector, decoders: _Decoders) -> None:
             topics = sorted({c.topic for c in summary.channels.values() if c.topic in wanted})
             if not topics:
                 return
-        for _, channel, message in reader.iter_messages(topics=topics, log_time_order=True):
-            feed(channel, message)
+        try:  # log-time order reads chunks as it goes; insert order would queue every chunk up front
+            for _, channel, message in reader.iter_messages(topics=topics, log_time_order=True):
+                feed(channel, message)
+        except Exception as err:  # a damaged chunk: keep the messages before it
+            col.stopped(path.name, err)
 
 
 def scan_topic(files: Sequence[Path], topic: str, start: int | None) -> Generator[Item, None, None]:

@@ -1,25 +1,21 @@
-"""Decoded messages → stream samples, written once for every container and decoder.
+"""Decoded messages (rosbags, protobuf, JSON: all read by attribute) → stream samples, for every container.
 
-Messages arrive as objects with attributes: rosbags and mcap_ros2 classes, protobuf messages (Foxglove
-schemas) or JSON dicts wrapped by `wrap_json`. Builders accumulate one topic's samples and produce its
-streams at the end, sorted with duplicates dropped; images keep only timestamps and frame positions.
+Builders accumulate one topic and build its streams at the end; images keep only timestamps and positions.
 """
 
 from __future__ import annotations
 
-import base64
-import io
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-from PIL import Image
 
 from robokit.sources import naming
+from robokit.sources.fields import first_attr, frame_id, header_stamp, quat, time_ns, vec3
+from robokit.sources.pixels import probe
 from robokit.timeline import (
     CameraInfo,
     EventStream,
-    Frame,
     FrameSource,
     ImageStream,
     NumericStream,
@@ -30,178 +26,6 @@ from robokit.timeline import (
 from robokit.timeline.streams import sort_timestamps
 
 HEADER_CLOCK_MAX_OFFSET_NS = 60 * 10**9
-
-
-class UnsupportedMessage(ValueError):
-    """The topic's messages cannot be mapped (e.g. an unknown image encoding): skip the whole topic."""
-
-
-def normalize_type(name: str) -> str:
-    """One spelling per type: `sensor_msgs/Image` → `sensor_msgs/msg/Image`; `foxglove_msgs/msg/X` → `foxglove.X`."""
-    if name.startswith("foxglove_msgs/"):
-        return "foxglove." + name.rsplit("/", 1)[1]
-    parts = name.split("/")
-    return f"{parts[0]}/msg/{parts[1]}" if len(parts) == 2 else name
-
-
-class JsonMessage:
-    """Attribute access over a decoded JSON object, so JSON channels share the object mapping."""
-
-    __slots__ = ("_data",)
-
-    def __init__(self, data: dict[str, Any]) -> None:
-        self._data = data
-
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return wrap_json(self._data[name])
-        except KeyError:
-            raise AttributeError(name) from None
-
-
-def wrap_json(value: Any) -> Any:
-    """Dicts (nested, also inside lists) become `JsonMessage`s; other values stay as they are."""
-    if isinstance(value, dict):
-        return JsonMessage(value)
-    if isinstance(value, list):
-        return [wrap_json(v) for v in value]
-    return value
-
-
-def first_attr(obj: Any, *names: str, default: Any = None) -> Any:
-    """The first of `names` present on `obj` (ROS 1 `K` vs ROS 2 `k`, protobuf vs ROS spellings)."""
-    for name in names:
-        value = getattr(obj, name, None)
-        if value is not None:
-            return value
-    return default
-
-
-_TIME_FIELDS = (("sec", "nanosec"), ("secs", "nsecs"), ("seconds", "nanos"), ("sec", "nsec"))
-
-
-def time_ns(stamp: Any) -> int:
-    """ns of a ROS 2 / rosbags (`sec, nanosec`), mcap_ros1 (`secs, nsecs`), protobuf or Foxglove JSON time."""
-    if stamp is None:
-        return 0
-    for sec, nsec in _TIME_FIELDS:
-        s, n = getattr(stamp, sec, None), getattr(stamp, nsec, None)
-        if s is not None and n is not None:
-            return int(s) * 1_000_000_000 + int(n)
-    return 0
-
-
-def header_stamp(msg: Any) -> int:
-    """The message's own time (`header.stamp`, or Foxglove `timestamp`), 0 when it has none."""
-    header = getattr(msg, "header", None)
-    if header is not None:
-        return time_ns(getattr(header, "stamp", None))
-    return time_ns(getattr(msg, "timestamp", None))
-
-
-def frame_id(msg: Any) -> str:
-    """The frame of a ROS message (`header.frame_id`) or a Foxglove one (`frame_id`)."""
-    return str(getattr(getattr(msg, "header", msg), "frame_id", ""))
-
-
-def as_bytes(data: Any) -> bytes:
-    """Message byte fields as bytes: numpy views, lists, protobuf bytes, or base64 strings (JSON)."""
-    if isinstance(data, bytes):
-        return data
-    if isinstance(data, str):
-        return base64.b64decode(data)
-    if isinstance(data, np.ndarray):
-        return data.tobytes()
-    return bytes(data)
-
-
-def vec3(v: Any) -> tuple[float, float, float]:
-    return (float(getattr(v, "x", 0.0)), float(getattr(v, "y", 0.0)), float(getattr(v, "z", 0.0)))
-
-
-def quat(q: Any) -> tuple[float, float, float, float]:
-    """A quaternion as xyzw; an unset one (None, or all zero as protobuf defaults it) is the identity."""
-    xyzw = (0.0, 0.0, 0.0, 0.0) if q is None else (float(q.x), float(q.y), float(q.z), float(q.w))
-    return xyzw if any(xyzw) else (0.0, 0.0, 0.0, 1.0)
-
-
-# --- images -------------------------------------------------------------------------------------------
-
-# encoding → (dtype, channels, encoding of the decoded frame)
-RAW_LAYOUTS: dict[str, tuple[str, int, str]] = {
-    "rgb8": ("u1", 3, "rgb8"),
-    "bgr8": ("u1", 3, "rgb8"),
-    "8UC3": ("u1", 3, "rgb8"),
-    "rgba8": ("u1", 4, "rgba8"),
-    "bgra8": ("u1", 4, "rgba8"),
-    "mono8": ("u1", 1, "mono8"),
-    "8UC1": ("u1", 1, "mono8"),
-    "mono16": ("u2", 1, "mono16"),
-    "16UC1": ("u2", 1, "16UC1"),
-    "32FC1": ("f4", 1, "32FC1"),
-}
-_BGR = ("bgr8", "bgra8")
-_PIL_ENCODINGS = {"L": "mono8", "I;16": "16UC1", "I;16B": "16UC1", "I": "16UC1", "RGBA": "rgba8"}
-_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-_JPEG_MAGIC = b"\xff\xd8"
-COMPRESSED_TYPES = ("sensor_msgs/msg/CompressedImage", "foxglove.CompressedImage")
-
-
-def raw_pixels(msg: Any) -> np.ndarray:
-    """A raw image as (H, W[, C]) in native byte order: row padding (`step`) dropped, bgr → rgb."""
-    encoding = str(msg.encoding)
-    if encoding not in RAW_LAYOUTS:
-        raise UnsupportedMessage(f"unsupported image encoding {encoding!r}")
-    dtype, channels, _ = RAW_LAYOUTS[encoding]
-    height, width = int(msg.height), int(msg.width)
-    row = width * channels * int(dtype[1])
-    step = int(msg.step) or row
-    data = msg.data
-    buf = data.view(np.uint8).reshape(-1) if isinstance(data, np.ndarray) else np.frombuffer(as_bytes(data), np.uint8)
-    if step < row or buf.size < height * step:
-        raise ValueError(f"image data of {buf.size} bytes is too short for {width}x{height} {encoding} step {step}")
-    rows = np.ascontiguousarray(buf[: height * step].reshape(height, step)[:, :row])
-    order = ">" if int(getattr(msg, "is_bigendian", 0) or 0) else "<"
-    pixels = rows.view(np.dtype(order + dtype)).reshape((height, width, channels) if channels > 1 else (height, width))
-    pixels = pixels.astype(np.dtype(dtype).newbyteorder("="), copy=not pixels.flags.writeable)
-    if encoding in _BGR:
-        pixels = pixels[..., [2, 1, 0, 3][:channels]]
-    return pixels
-
-
-def encoded_bytes(msg: Any) -> tuple[str, bytes]:
-    """(jpeg|png, bytes) of a compressed image; ROS `compressedDepth` loses its 12-byte header."""
-    data = as_bytes(msg.data)
-    if data.startswith(_JPEG_MAGIC):
-        return "jpeg", data
-    if data.startswith(_PNG_MAGIC):
-        return "png", data
-    if data[12:20] == _PNG_MAGIC:
-        return "png", data[12:]
-    raise UnsupportedMessage(f"unsupported compressed image format {getattr(msg, 'format', '')!r}")
-
-
-def image_frame(msg: Any, msgtype: str) -> Frame:
-    """One image message as a Frame: JPEG/PNG bytes kept as they are, raw images decoded."""
-    if msgtype in COMPRESSED_TYPES:
-        fmt, data = encoded_bytes(msg)
-        return Frame(fmt, data=data)
-    return Frame("raw", pixels=raw_pixels(msg))
-
-
-def _probe(msg: Any, msgtype: str) -> tuple[int, int, str, str]:
-    """(width, height, decoded encoding, storage format) of a first frame, without keeping pixels."""
-    if msgtype in COMPRESSED_TYPES:
-        fmt, data = encoded_bytes(msg)
-        with Image.open(io.BytesIO(data)) as im:
-            return im.width, im.height, _PIL_ENCODINGS.get(im.mode, "rgb8"), fmt
-    encoding = str(msg.encoding)
-    if encoding not in RAW_LAYOUTS:
-        raise UnsupportedMessage(f"unsupported image encoding {encoding!r}")
-    return int(msg.width), int(msg.height), RAW_LAYOUTS[encoding][2], "raw"
-
-
-# --- builders -----------------------------------------------------------------------------------------
 
 
 class Clock:
@@ -391,7 +215,7 @@ class ImageBuilder(TopicBuilder):
 
     def add(self, msg: Any, log_time: int, position: int) -> None:
         if self.layout is None:
-            self.layout = _probe(msg, self.msgtype)
+            self.layout = probe(msg, self.msgtype)
             self.frame_id = frame_id(msg)
         self.positions.append(position)
         self.clock.add(header_stamp(msg), log_time)

@@ -29,12 +29,8 @@ def _types(msgtype: str, definition: str, fmt: str) -> Any:
 
 @lru_cache(maxsize=512)
 def ros_decoder(msgtype: str, definition: str, fmt: str, encoding: str) -> Callable[[Any], Any]:
-    """A raw → object decoder for `msgtype`, CDR (`encoding` "cdr") or ROS 1 ("ros1").
-
-    `fmt` is the definition's format: "msg" (ROS 1 or ROS 2 .msg text with `MSG:` dependencies), "idl",
-    or "" when the recording stores none (then the standard ROS 2 types are used). Raises when the
-    definition does not parse or the type is unknown, so callers can skip the topic.
-    """
+    """raw → object for `msgtype` ("cdr" or "ros1") from its definition (`fmt` "msg"|"idl"; "" = none stored,
+    use the standard ROS 2 types); raises when it does not parse or the type is unknown, so the topic is skipped."""
     if fmt:
         store = get_typestore(Stores.EMPTY)
         store.register(_types(msgtype, definition, fmt))

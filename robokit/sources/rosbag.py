@@ -1,13 +1,11 @@
-"""ROS bags through rosbags: ROS 1 `.bag` files, and ROS 2 bags in sqlite3 storage (directory or `.db3`).
+"""ROS 1 bags and ROS 2 sqlite3 bags via rosbags, types registered per connection so a bad one skips only its topic.
 
-Types are registered per connection from the bag's own definitions inside try/except, so one bad
-definition skips its topic only. ROS 2 storage files are opened one by one: rosbags' directory reader
-drops every message when the metadata.yaml QoS differs from the storage's (the talker fixtures).
+Storage files are opened one by one: rosbags' directory reader yields nothing on a metadata QoS mismatch.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
@@ -20,17 +18,16 @@ from rosbags.rosbag2 import Reader as Reader2
 
 from robokit.digest import source_digest
 from robokit.errors import SourceError
-from robokit.sources.bagdir import METADATA, read_bag_dir
+from robokit.sources.bagdir import METADATA, Decompress, read_bag_dir
 from robokit.sources.collect import Collector, Decode, Loaded
 from robokit.sources.framesource import TopicFrames
-from robokit.sources.messages import image_frame
+from robokit.sources.pixels import image_frame
 from robokit.sources.registry import ReadOptions
 from robokit.sources.ros_types import ros_decoder
 from robokit.sources.sniff import is_rosbag1, is_sqlite
 from robokit.timeline import Episode, EpisodeMeta, Frame, FrameSource
 
 Item = tuple[Connection, int, bytes]
-Decompress = Callable[[bytes], bytes] | None
 _FORMATS = {MessageDefinitionFormat.MSG: "msg", MessageDefinitionFormat.IDL: "idl"}
 
 
@@ -74,7 +71,7 @@ class _Decoders:
         return decode
 
 
-def _index_file(reader: Any, col: Collector, decoders: _Decoders) -> None:
+def _index_file(path: Path, reader: Any, col: Collector, decoders: _Decoders) -> None:
     by_connection: dict[int, Decode | None] = {}
     for conn in reader.connections:
         by_connection[conn.id] = None
@@ -88,8 +85,11 @@ def _index_file(reader: Any, col: Collector, decoders: _Decoders) -> None:
         if conn.topic not in wanted:
             col.add_count(conn.topic, conn.msgcount)
     if conns := [c for c in reader.connections if c.topic in wanted]:
-        for conn, log_time, raw in reader.messages(connections=conns):
-            col.feed(conn.topic, log_time, raw, by_connection[conn.id])
+        try:
+            for conn, log_time, raw in reader.messages(connections=conns):
+                col.feed(conn.topic, log_time, raw, by_connection[conn.id])
+        except Exception as err:  # a damaged chunk or row: keep the messages before it
+            col.stopped(path.name, err)
 
 
 def scan_topic(files: Sequence[Path], ros1: bool, topic: str, start: int | None) -> Generator[Item, None, None]:
@@ -116,7 +116,7 @@ def load(files: Sequence[Path], ros1: bool, mapping: dict[str, str], decompress:
     col = Collector(mapping, frames)
     for path in files:
         with _open(path, ros1) as reader:
-            _index_file(reader, col, decoders)
+            _index_file(path, reader, col, decoders)
     return col.finish()
 
 

@@ -7,6 +7,8 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+
 from robokit.errors import ChannelError
 from robokit.timeline.streams import EventStream, ImageStream, PoseStream, Stream
 
@@ -201,6 +203,22 @@ class Episode:
         """A loaded copy with other streams (and optionally changed metadata), keeping skips and warnings."""
         meta = replace(self.meta, **meta_changes) if meta_changes else self.meta
         return Episode(meta, streams, skipped=self.skipped, warnings=self.warnings)
+
+    def crop(self, start_ns: int, end_ns: int) -> Episode:
+        """The part of the episode in [start_ns, end_ns] (static streams and events before the start kept).
+
+        Events before the start stay because they are still in effect (a task given earlier).
+        """
+        streams: dict[str, Stream] = {}
+        for name, s in self.streams.items():
+            if getattr(s, "static", False):
+                streams[name] = s
+                continue
+            keep = s.timestamps <= end_ns
+            if not isinstance(s, EventStream):
+                keep &= s.timestamps >= start_ns
+            streams[name] = s.take(np.flatnonzero(keep))
+        return self.with_streams(streams, segment=(int(start_ns), int(end_ns)))
 
     def select(self, names: list[str]) -> Episode:
         """Only the channels `names` (derived ones computed); unknown names raise ChannelError."""

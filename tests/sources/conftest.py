@@ -332,6 +332,27 @@ def write_ros1(path: Path, records: list[Record], store: Any) -> Path:
     return path
 
 
+def write_mcap_ros(path: Path, records: list[Record], store: Any, ros1: bool = False) -> Path:
+    """A plain MCAP of ROS messages written with the mcap writer: ros1msg/ros1 or ros2msg/cdr channels.
+
+    ROS 1 schemas use the ROS 1 spelling of type names (`sensor_msgs/Image`), as `mcap convert` writes them.
+    """
+    with path.open("wb") as f:
+        writer = Writer(f, chunk_size=4096)
+        writer.start(profile="ros1" if ros1 else "ros2", library="robokit-tests")
+        channels: dict[str, int] = {}
+        for topic, msgtype, log_ns, msg in records:
+            if topic not in channels:
+                text = store.generate_msgdef(msgtype, ros_version=1 if ros1 else 2)[0]
+                name = msgtype.replace("/msg/", "/") if ros1 else msgtype
+                schema = writer.register_schema(name, "ros1msg" if ros1 else "ros2msg", text.encode())
+                channels[topic] = writer.register_channel(topic, "ros1" if ros1 else "cdr", schema)
+            data = store.serialize_ros1(msg, msgtype) if ros1 else store.serialize_cdr(msg, msgtype)
+            writer.add_message(channels[topic], log_time=log_ns, data=bytes(data), publish_time=log_ns)
+        writer.finish()
+    return path
+
+
 McapRecord = tuple[str, Any, int]  # topic, protobuf message or (schema name, JSON dict), log time
 
 
@@ -382,6 +403,7 @@ class _Helpers:
     check_scenario = staticmethod(check_scenario)
     write_ros2 = staticmethod(write_ros2)
     write_ros1 = staticmethod(write_ros1)
+    write_mcap_ros = staticmethod(write_mcap_ros)
     write_foxglove = staticmethod(write_foxglove)
     front_pixels = staticmethod(front_pixels)
     jpeg = staticmethod(jpeg)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,65 @@ def test_bare_mcap_file_of_a_bag(tmp_path: Path, bags: Any, ros2_msgs: Any) -> N
     ep = bags.open_one(storage)
     assert (ep.id, ep.meta.source_format) == (storage.stem, "mcap")
     bags.check_scenario(ep)
+
+
+@pytest.mark.parametrize("ros1", [False, True])
+def test_plain_mcap_with_ros_schemas(tmp_path: Path, bags: Any, ros1_msgs: Any, ros2_msgs: Any, ros1: bool) -> None:
+    msgs = ros1_msgs if ros1 else ros2_msgs
+    records = bags.scenario(msgs, "tf/msg/tfMessage" if ros1 else "tf2_msgs/msg/TFMessage")
+    path = bags.write_mcap_ros(tmp_path / "ros.mcap", sorted(records, key=lambda r: r[2]), msgs.ts, ros1)
+    bags.check_scenario(bags.open_one(path))
+
+
+def test_split_bag_reads_as_one_episode(tmp_path: Path, bags: Any, ros2_msgs: Any) -> None:
+    def part(name: str, first: int) -> Path:
+        records = [
+            ("/camera/front/image_raw", "sensor_msgs/msg/Image", bags.T0 + i * bags.MS,
+             ros2_msgs.image(bags.T0 + i * bags.MS, bags.front_pixels(i), "rgb8"))
+            for i in range(first, first + 3)
+        ]  # fmt: skip
+        return bags.write_ros2(tmp_path / name, records, ros2_msgs.ts, "mcap")
+
+    bag, second = part("split", 0), part("second", 3)
+    (extra,) = second.glob("*.mcap")
+    extra.rename(bag / "split_1.mcap")
+    meta = yaml.safe_load((bag / "metadata.yaml").read_text())
+    meta["rosbag2_bagfile_information"]["relative_file_paths"].append("split_1.mcap")
+    (bag / "metadata.yaml").write_text(yaml.safe_dump(meta))
+    front = bags.open_one(bag)["front/rgb"]
+    assert len(front) == 6
+    order = [5, 1, 3, 4, 0]
+    assert all(np.array_equal(f.array(), bags.front_pixels(i)) for f, i in zip(front.frames(order), order, strict=True))
+
+
+def test_damaged_chunk_keeps_what_came_before(tmp_path: Path, bags: Any) -> None:
+    records = [
+        ("/camera/top/image", raw_image(T0 + i * MS, np.full((16, 16, 3), i, np.uint8)), T0 + i * MS) for i in range(20)
+    ]
+    path = bags.write_foxglove(tmp_path / "bad.mcap", records, chunk_size=1000)
+    data = bytearray(path.read_bytes())
+    middle = len(data) // 3
+    data[middle : middle + 64] = b"\xff" * 64
+    path.write_bytes(bytes(data))
+    ep = bags.open_one(path)
+    assert any("reading stopped at damaged data" in w for w in ep.warnings)
+    assert 0 < len(ep["top/rgb"]) < 20
+
+
+def test_frame_memory_does_not_grow_with_the_recording(tmp_path: Path, bags: Any) -> None:
+    rng = np.random.default_rng(0)
+    records = [
+        ("/camera/top/image", raw_image(T0 + i * MS, rng.integers(0, 255, (32, 32, 3), dtype=np.uint8)), T0 + i * MS)
+        for i in range(400)
+    ]
+    top = bags.open_one(bags.write_foxglove(tmp_path / "long.mcap", records, chunk_size=8192))["top/rgb"]
+    tracemalloc.start()
+    try:
+        assert sum(f.array().nbytes for f in top.frames()) == 400 * 32 * 32 * 3
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 400 * 32 * 32 * 3 / 4  # the index of chunks, one chunk and one frame; not the pixels
 
 
 def test_frames_in_any_order(tmp_path: Path, bags: Any, ros2_msgs: Any) -> None:

@@ -1,0 +1,138 @@
+"""`robokit convert`: recordings or a manifest → every requested format, one subfolder each."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from robokit.converters import available, get_converter
+from robokit.converters.registry import ExtraOption
+from robokit.errors import OptionError
+
+
+def format_options_help() -> str:
+    """The format-specific options of every registered writer, with defaults (for `--help`)."""
+    lines = ["Format options (pass as --name VALUE):"]
+    for name in available():
+        for opt in get_converter(name).extra_options:
+            choices = f" [{'|'.join(opt.choices)}]" if opt.choices else ""
+            lines.append(f"  {opt.flag}{choices}  ({name}, default {opt.default!r}) {opt.help}")
+    return "\n\n".join(lines) if len(lines) > 1 else ""
+
+
+def _coerce(opt: ExtraOption, raw: str | None) -> Any:
+    if opt.type is bool:
+        return raw is None or raw.lower() in ("1", "true", "yes", "on")
+    if raw is None:
+        raise OptionError(f"{opt.flag} needs a value")
+    if opt.choices and raw not in opt.choices:
+        raise OptionError(f"{opt.flag} {raw!r}: expected one of {', '.join(opt.choices)}")
+    try:
+        return opt.type(raw)
+    except ValueError as exc:
+        raise OptionError(f"{opt.flag} {raw!r}: expected {opt.type.__name__}") from exc
+
+
+def split_extra(args: list[str], formats: list[str]) -> tuple[list[Path], dict[str, Any]]:
+    """Source paths, and `--name value` pairs of the requested formats' own options (unknown flags: errors).
+
+    Click hands unknown options to the variadic sources argument, so both are separated here.
+    """
+    known = {o.flag: o for f in formats for o in get_converter(f).extra_options}
+    out: dict[str, Any] = {}
+    paths: list[Path] = []
+    i = 0
+    while i < len(args):
+        if not args[i].startswith("--"):
+            paths.append(Path(args[i]))
+            i += 1
+            continue
+        flag, _, inline = args[i].partition("=")
+        opt = known.get(flag)
+        if opt is None:
+            hint = ", ".join(sorted(known)) or "none for these formats"
+            raise OptionError(f"unknown option {flag!r}; format options: {hint}")
+        if inline or opt.type is bool:
+            value = inline or None
+        else:
+            i += 1
+            value = args[i] if i < len(args) else None
+        out[opt.name] = _coerce(opt, value)
+        i += 1
+    return paths, out
+
+
+def _load_config(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise OptionError(f"config {path}: {exc}") from exc
+    section = data.get("training_export", data) if isinstance(data, dict) else None
+    if not isinstance(section, dict):
+        raise OptionError(f"config {path}: expected a mapping under 'training_export:'")
+    return section
+
+
+def convert(
+    ctx: typer.Context,
+    sources: Annotated[list[Path] | None, typer.Argument(help="Recordings, datasets or scene files.")] = None,
+    to: Annotated[list[str] | None, typer.Option("--to", help="Output format (repeat for several).")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Output folder; one subfolder per format.")] = None,
+    manifest: Annotated[Path | None, typer.Option(help="JSON Lines manifest (data_path, episode_id, ...).")] = None,
+    config: Annotated[Path | None, typer.Option(help="YAML with the same options under training_export:.")] = None,
+    fps: Annotated[float | None, typer.Option(help="Output rate [default: slowest camera, else state].")] = None,
+    resample: Annotated[str | None, typer.Option(help="nearest | linear [default: nearest].")] = None,
+    cameras: Annotated[list[str] | None, typer.Option("--camera", help="Camera to keep (repeat) [default: all].")
+                       ] = None,
+    state: Annotated[str | None, typer.Option(help="State channel [default: joints/position].")] = None,
+    action: Annotated[str | None, typer.Option(help="Action channel, e.g. joints/position_delta [default: none].")
+                      ] = None,
+    poses: Annotated[list[str] | None, typer.Option("--pose", help="Pose channel to export (repeat).")] = None,
+    frame: Annotated[str | None, typer.Option(help="Frame convention of poses [default: rayform].")] = None,
+    quat_order: Annotated[str | None, typer.Option(help="xyzw | wxyz [default: xyzw].")] = None,
+    image_size: Annotated[str | None, typer.Option(help="Resize images to WxH, e.g. 320x240.")] = None,
+    robot_type: Annotated[str | None, typer.Option(help="Robot type stored with datasets.")] = None,
+    task: Annotated[str | None, typer.Option(help="Keep only episodes whose task is TEXT.")] = None,
+    set_task: Annotated[str | None, typer.Option(help="Task text for episodes (overrides the recording's).")] = None,
+    shard: Annotated[str | None, typer.Option(help="Export only slice I/N of the inputs (0 <= I < N).")] = None,
+    allow_outside: Annotated[bool, typer.Option(help="Allow manifest paths outside its folder.")] = False,
+    overwrite: Annotated[bool, typer.Option(help="Replace a different export already in --out.")] = False,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Always convert; do not use or fill the cache.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors.")] = False,
+) -> None:
+    """Convert recordings into training datasets and scenes: many formats in one pass."""
+    from robokit.cli.summary import print_summary
+    from robokit.export import export
+
+    cfg = _load_config(config)
+    formats = list(to or cfg.pop("to", None) or cfg.pop("formats", None) or [])
+    if isinstance(formats, str):
+        formats = [formats]
+    if not formats:
+        raise OptionError(f"give --to FORMAT (available: {', '.join(available())})")
+    dest = out or (Path(cfg.pop("out")) if "out" in cfg else None)
+    if dest is None:
+        raise OptionError("give --out DIR")
+    cli = {"fps": fps, "resample": resample, "cameras": cameras, "state": state, "action": action, "poses": poses,
+           "frame": frame, "quat_order": quat_order, "image_size": image_size, "robot_type": robot_type,
+           "task": set_task}
+    manifest = manifest or (Path(cfg.pop("manifest")) if "manifest" in cfg else None)
+    paths, extra = split_extra([str(s) for s in sources or []] + list(ctx.args), formats)
+    options = {**cfg, **{k: v for k, v in cli.items() if v is not None}, **extra}
+    options["overwrite"] = overwrite or bool(options.get("overwrite", False))
+
+    def log(msg: str) -> None:
+        if not quiet:
+            print(msg, file=sys.stderr)
+
+    job = export(paths, formats, dest, options, manifest=manifest, task=task, shard_spec=shard,
+                 allow_outside=allow_outside, use_cache=not no_cache, log=log)
+    if not quiet:
+        print_summary(job)

@@ -1,0 +1,101 @@
+"""Export cache: a format's output keyed by (source digests, format, options, robokit version).
+
+Entries are complete folders renamed into place, so a killed export never becomes a hit; hits are
+materialised with hard links (a copy where links are impossible).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+def default_root() -> Path:
+    """`$ROBOKIT_CACHE`, else `~/.cache/robokit/exports`."""
+    env = os.environ.get("ROBOKIT_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "robokit" / "exports"
+
+
+def cache_key(fmt: str, options: dict[str, Any], sources: list[dict[str, Any]], version: str) -> str:
+    blob = json.dumps({"format": fmt, "options": options, "sources": sources, "version": version},
+                      sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    key: str
+    path: Path
+    meta: dict[str, Any]
+
+    @property
+    def size(self) -> int:
+        return sum(f.stat().st_size for f in (self.path / "output").rglob("*") if f.is_file())
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    def link(s: str, d: str) -> None:
+        try:
+            os.link(s, d)
+        except OSError:
+            shutil.copy2(s, d)
+
+    shutil.copytree(src, dst, copy_function=link)
+
+
+class ExportCache:
+    """A folder of entries `<key>/{entry.json, output/}`."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root or default_root()
+
+    def get(self, key: str) -> CacheEntry | None:
+        path = self.root / key
+        try:
+            meta = json.loads((path / "entry.json").read_text())
+        except (OSError, ValueError):
+            return None
+        return CacheEntry(key, path, meta) if (path / "output").is_dir() else None
+
+    def materialise(self, entry: CacheEntry, dst: Path) -> None:
+        """Place a cached output at `dst` (which must not exist)."""
+        _copy_tree(entry.path / "output", dst)
+
+    def put(self, key: str, output: Path, meta: dict[str, Any]) -> None:
+        """Store a finished output folder under `key`, atomically; an existing entry is kept."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        if (self.root / key).exists():
+            return
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.partial-", dir=self.root))
+        try:
+            _copy_tree(output, tmp / "output")
+            (tmp / "entry.json").write_text(json.dumps({**meta, "created": time.time()}, indent=2, default=str))
+            tmp.rename(self.root / key)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+            if not (self.root / key).exists():
+                raise
+
+    def entries(self) -> list[CacheEntry]:
+        if not self.root.is_dir():
+            return []
+        found = (self.get(p.name) for p in sorted(self.root.iterdir()) if not p.name.startswith("."))
+        return [e for e in found if e is not None]
+
+    def remove(self, key: str | None = None) -> int:
+        """Remove one entry (by key or key prefix) or, with None, all; returns how many went."""
+        gone = 0
+        for entry in self.entries():
+            if key is None or entry.key.startswith(key):
+                shutil.rmtree(entry.path)
+                gone += 1
+        for partial in self.root.glob(".*.partial-*") if self.root.is_dir() else []:
+            shutil.rmtree(partial, ignore_errors=True)
+        return gone

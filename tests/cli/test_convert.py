@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from robokit.cli import main
+
+
+def test_convert_with_format_option_and_summary(sample_bag: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["convert", str(sample_bag), "--to", "lerobot", "--out", str(tmp_path / "o"), "--fps", "10",
+                 "--codec", "h264", "--crf", "30"])
+    assert code == 0
+    out = capsys.readouterr().out
+    assert "lerobot" in out and "written" in out
+    info = json.loads((tmp_path / "o" / "lerobot" / "meta" / "info.json").read_text())
+    assert info["features"]["observation.images.front"]["info"]["video.codec"] == "h264"
+
+
+def test_convert_errors_are_one_line(sample_bag: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["convert", str(sample_bag), "--to", "lerobot", "--out", str(tmp_path), "--crf", "x"]) == 2
+    assert "expected int" in capsys.readouterr().err
+    assert main(["convert", str(sample_bag), "--out", str(tmp_path)]) == 2
+    assert "give --to" in capsys.readouterr().err
+    assert main(["convert", str(sample_bag), "--to", "lerobot", "--out", str(tmp_path / "c"),
+                 "--camera", "top"]) == 2
+    err = capsys.readouterr().err
+    assert "camera 'top/rgb' not found" in err and "Traceback" not in err
+
+
+def test_convert_config_file(sample_bag: Path, tmp_path: Path) -> None:
+    cfg = tmp_path / "export.yaml"
+    cfg.write_text(f"training_export:\n  to: [lerobot]\n  out: {tmp_path / 'o'}\n  fps: 5\n  crf: 40\n")
+    assert main(["convert", str(sample_bag), "--config", str(cfg), "--fps", "10"]) == 0
+    assert json.loads((tmp_path / "o" / "lerobot" / "meta" / "info.json").read_text())["fps"] == 10
+
+
+def test_cache_commands(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["cache", "ls"]) == 0
+    assert "entries in" in capsys.readouterr().out
+    assert main(["cache", "rm", "--all"]) == 0
