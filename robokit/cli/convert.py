@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -105,6 +106,9 @@ def convert(
     allow_outside: Annotated[bool, typer.Option(help="Allow manifest paths outside its folder.")] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace a different export already in --out.")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Always convert; do not use or fill the cache.")] = False,
+    workers: Annotated[int, typer.Option(help="Parallel worker processes [default: CPU count].")] = 0,
+    executor: Annotated[str, typer.Option(help="local | ray.")] = "local",
+    ray_address: Annotated[str | None, typer.Option(help="Address of an existing Ray cluster.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors.")] = False,
 ) -> None:
     """Convert recordings into training datasets and scenes: many formats in one pass."""
@@ -133,6 +137,7 @@ def convert(
             print(msg, file=sys.stderr)
 
     job = export(paths, formats, dest, options, manifest=manifest, task=task, shard_spec=shard,
-                 allow_outside=allow_outside, use_cache=not no_cache, log=log)
+                 allow_outside=allow_outside, use_cache=not no_cache, workers=workers or os.cpu_count() or 1,
+                 executor=executor, ray_address=ray_address, log=log)
     if not quiet:
         print_summary(job)

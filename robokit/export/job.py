@@ -17,7 +17,7 @@ from typing import Any
 
 from robokit.converters import get_converter
 from robokit.converters.options import WriterOptions
-from robokit.errors import OptionError, RobokitError
+from robokit.errors import ConversionError, OptionError, RobokitError
 from robokit.export.cache import ExportCache, cache_key
 from robokit.export.manifest import ManifestItem, items_from_paths, read_manifest, shard
 from robokit.timeline import Episode
@@ -171,7 +171,10 @@ def _write_format(
     else:
         if not episodes:
             raise RobokitError(f"{name}: no recordings to convert")
-        result = conv.write(episodes, dest, options)
+        try:
+            result = conv.write(episodes, dest, options)
+        except OSError as exc:  # e.g. a full disk: the writer's staging folder is already gone
+            raise ConversionError(f"{name}: {exc.strerror or exc} ({exc.filename or dest})") from exc
     report.episodes, report.frames, report.files = result.episodes, result.frames, result.files
     report.warnings = list(result.warnings)
     report.bytes = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
@@ -182,6 +185,75 @@ def _write_format(
         cache.put(key, out, {"format": name, "episodes": report.episodes, "report": asdict(report)})
     report.skipped = list(result.skipped)
     return report
+
+
+@dataclass
+class Inputs:
+    """What the items gave: their reports, the episodes to convert, and scene files."""
+
+    reports: list[ItemReport]
+    episodes: list[Episode]
+    scene_paths: list[Path]
+
+
+def read_items(items: Sequence[ManifestItem], task: str | None, note: Log) -> Inputs:
+    """Open every item (index pass included); unreadable ones are skipped with their reason."""
+    from robokit.export.scenes import is_scene_input
+
+    inputs = Inputs([], [], [])
+    for item in items:
+        rep = ItemReport(item.label, str(item.data_path))
+        inputs.reports.append(rep)
+        t0 = time.perf_counter()
+        if is_scene_input(item.data_path):
+            inputs.scene_paths.append(item.data_path)
+            rep.episodes = [item.data_path.stem]
+            continue
+        try:
+            eps = _open_item(item)
+        except RobokitError as exc:
+            rep.status, rep.reason = "skipped", str(exc)
+            note(f"warning: skipped {item.label}: {exc}")
+            continue
+        if task is not None:
+            eps = [e for e in eps if task in e.tasks]
+            if not eps:
+                rep.status, rep.reason = "skipped", f"task does not match {task!r}"
+                continue
+        rep.episodes = [e.id for e in eps]
+        rep.seconds = time.perf_counter() - t0
+        inputs.episodes.extend(eps)
+    return inputs
+
+
+@dataclass(frozen=True)
+class FormatTask:
+    """One format to write: everything a worker process (or Ray task) needs, picklable."""
+
+    name: str
+    items: tuple[ManifestItem, ...]
+    task: str | None
+    dest: Path
+    options: WriterOptions
+    cache_root: Path | None
+    use_cache: bool
+    previous: dict[str, Any]
+
+
+def run_format(task: FormatTask, inputs: Inputs | None = None) -> tuple[FormatReport, list[str]]:
+    """Write one format (reading the items again when `inputs` is not given, as in a worker)."""
+    messages: list[str] = []
+    inputs = inputs or read_items(task.items, task.task, lambda m: None)
+    cache = ExportCache(task.cache_root) if task.use_cache else None
+    try:
+        report = _write_format(task.name, inputs.episodes, inputs.scene_paths, task.dest, task.options, cache,
+                               task.previous, messages.append)
+    except ExportError:
+        raise
+    except RobokitError as exc:
+        report = FormatReport(task.name, status="failed", reason=str(exc))
+        messages.append(f"warning: {task.name}: {exc}")
+    return report, messages
 
 
 def export(
@@ -196,9 +268,20 @@ def export(
     allow_outside: bool = False,
     use_cache: bool = True,
     cache_root: Path | None = None,
+    workers: int = 1,
+    executor: str = "local",
+    ray_address: str | None = None,
     log: Log | None = None,
 ) -> ExportJob:
-    """Convert recordings (paths or a manifest) into every format in `formats`, one subfolder each."""
+    """Convert recordings (paths or a manifest) into every format in `formats`, one subfolder each.
+
+    `dest` may be a local path or an fsspec URL (written to a local staging folder, uploaded at the
+    end). With `workers > 1` (or `executor="ray"`) formats are written in parallel processes (Ray tasks),
+    each reading the items itself; the output equals the serial one.
+    """
+    from robokit.export.destination import Destination
+    from robokit.export.executors import run_tasks
+
     started = time.perf_counter()
     messages: list[str] = []
 
@@ -223,74 +306,57 @@ def export(
         raise OptionError("nothing to export: give recordings or --manifest")
     if shard_spec:
         items = shard(items, shard_spec)
-    dest_path = Path(dest)
-    from robokit.export.scenes import is_scene_input
+    with Destination(str(dest)) as target:
+        dest_path = target.local
+        inputs = read_items(items, task, note)
+        previous = _previous(dest_path)
+        dest_path.mkdir(parents=True, exist_ok=True)
+        tasks = [FormatTask(name, tuple(items), task, dest_path, opts, cache_root, use_cache, previous)
+                 for name in formats]
+        if executor == "local" and (workers <= 1 or len(tasks) == 1):
+            results = [run_format(t, inputs) for t in tasks]
+        else:
+            results = run_tasks(tasks, executor, workers, ray_address)
+        format_reports: dict[str, FormatReport] = {}
+        for fr, msgs in results:
+            for m in msgs:
+                note(m)
+            format_reports[fr.name] = fr
+            _attribute(fr, inputs.reports, note)
+        job = _finish(inputs.reports, format_reports, messages, opts, str(dest), started)
+        (dest_path / EXPORT_JSON).write_text(json.dumps(job.to_dict(), indent=2, default=str))
+        (dest_path / EXPORT_LOG).write_text("\n".join(messages) + ("\n" if messages else ""))
+        if job.status == "failed":
+            reasons = "; ".join(f"{r.label}: {r.reason}" for r in inputs.reports) or "no items"
+            raise ExportError(f"nothing converted ({reasons})")
+        target.publish()
+    return job
 
-    reports: list[ItemReport] = []
-    episodes: list[Episode] = []
-    owner: dict[str, ItemReport] = {}
-    scene_paths: list[Path] = []
-    for item in items:
-        rep = ItemReport(item.label, str(item.data_path))
-        reports.append(rep)
-        t0 = time.perf_counter()
-        if is_scene_input(item.data_path):
-            scene_paths.append(item.data_path)
-            rep.episodes = [item.data_path.stem]
+
+def _attribute(fr: FormatReport, reports: list[ItemReport], note: Log) -> None:
+    """Give each item the files of a format, and warn about its episodes the writer skipped."""
+    skipped = dict(fr.skipped)
+    for rep in reports:
+        if rep.status != "converted":
             continue
-        try:
-            eps = _open_item(item)
-        except RobokitError as exc:
-            rep.status, rep.reason = "skipped", str(exc)
-            note(f"warning: skipped {item.label}: {exc}")
-            continue
-        if task is not None:
-            eps = [e for e in eps if task in e.tasks]
-            if not eps:
-                rep.status, rep.reason = "skipped", f"task does not match {task!r}"
-                continue
-        rep.episodes = [e.id for e in eps]
-        rep.seconds = time.perf_counter() - t0
-        for e in eps:
-            owner[e.id] = rep
-        episodes.extend(eps)
-    previous = _previous(dest_path)
-    cache = ExportCache(cache_root) if use_cache else None
-    dest_path.mkdir(parents=True, exist_ok=True)
-    format_reports: dict[str, FormatReport] = {}
-    for name in formats:
-        try:
-            fr = _write_format(name, episodes, scene_paths, dest_path, opts, cache, previous, note)
-        except ExportError:
-            raise
-        except RobokitError as exc:
-            fr = FormatReport(name, status="failed", reason=str(exc))
-            note(f"warning: {name}: {exc}")
-        skipped = dict(fr.skipped)
-        format_reports[name] = fr
-        for rep in reports:
-            if rep.status != "converted":
-                continue
-            mine = [ep_id for ep_id in rep.episodes if ep_id in skipped]
-            for ep_id in mine:
-                note(f"warning: {name}: skipped episode {ep_id} of {rep.label}: {skipped[ep_id]}")
-            if fr.status != "failed" and len(mine) < len(rep.episodes):
-                rep.files[name] = [f for f in fr.files if any(ep_id in f for ep_id in rep.episodes)] or fr.files
+        mine = [ep_id for ep_id in rep.episodes if ep_id in skipped]
+        for ep_id in mine:
+            note(f"warning: {fr.name}: skipped episode {ep_id} of {rep.label}: {skipped[ep_id]}")
+        if fr.status != "failed" and len(mine) < len(rep.episodes):
+            rep.files[fr.name] = [f for f in fr.files if any(ep_id in f for ep_id in rep.episodes)] or fr.files
+
+
+def _finish(reports: list[ItemReport], formats: dict[str, FormatReport], messages: list[str],
+            opts: WriterOptions, dest: str, started: float) -> ExportJob:
     converted = [r for r in reports if r.status == "converted" and r.files]
     for rep in reports:
         if rep.status == "converted" and not rep.files:
             rep.status = "skipped"
-            rep.reason = rep.reason or "; ".join(f"{n}: {f.reason}" for n, f in format_reports.items() if f.reason) \
+            rep.reason = rep.reason or "; ".join(f"{n}: {f.reason}" for n, f in formats.items() if f.reason) \
                 or "no format accepted it"
-    job = ExportJob(str(dest_path), "done" if converted else "failed", reports, format_reports,
-                    [m for m in messages if m.startswith("warning")], _options_record(opts),
-                    time.perf_counter() - started)
-    (dest_path / EXPORT_JSON).write_text(json.dumps(job.to_dict(), indent=2, default=str))
-    (dest_path / EXPORT_LOG).write_text("\n".join(messages) + ("\n" if messages else ""))
-    if not converted:
-        reasons = "; ".join(f"{r.label}: {r.reason}" for r in reports) or "no items"
-        raise ExportError(f"nothing converted ({reasons})")
-    return job
+    return ExportJob(dest, "done" if converted else "failed", reports, formats,
+                     [m for m in messages if m.startswith("warning")], _options_record(opts),
+                     time.perf_counter() - started)
 
 
 def summary_rows(job: ExportJob) -> list[tuple[str, ...]]:
