@@ -4,11 +4,19 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := build/sample
+DEMO_OUT := build/demo
+DEMO_FORMATS := lerobot
+DEMO_SCENE := build/demo-scene
 
 # Conformance: the real consumers (lerobot 0.6.1 needs Python 3.12) in an environment cached outside the clone.
 PY312 ?= $(firstword $(wildcard $(shell pyenv root 2>/dev/null)/versions/3.12*/bin/python3.12) $(shell command -v python3.12))
 CONF_VENV ?= $(HOME)/.cache/robokit/conformance-py312
 CONF_STAMP := $(CONF_VENV)/.installed-$(shell cat pyproject.toml conformance-requirements.txt | sha1sum | cut -c1-12)
+# A second one for TensorFlow (RLDS) and WebDataset, which run their tests in a process of their own.
+PY311 ?= $(firstword $(shell command -v python3.11) $(shell command -v python3))
+CONF_TF_VENV ?= $(HOME)/.cache/robokit/conformance-tf
+CONF_TF_STAMP := $(CONF_TF_VENV)/.installed-$(shell cat pyproject.toml conformance-tf-requirements.txt | sha1sum | cut -c1-12)
+CONF_TF_TESTS := tests/converters/rlds tests/converters/webdataset
 
 .PHONY: demo test lint conformance bench clean
 
@@ -20,10 +28,18 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+# The main job on built-in sample data: recordings -> every format in one pass -> checks.
 demo: $(STAMP)
-	rm -rf $(SAMPLE)
-	$(BIN)/robokit sample --out $(SAMPLE) --episodes 2
-	$(BIN)/robokit info $(SAMPLE)/episode_000 $(SAMPLE)/episode_001
+	rm -rf $(SAMPLE) $(DEMO_OUT)
+	$(BIN)/robokit sample --out $(SAMPLE) --episodes 3
+	$(BIN)/robokit info $(SAMPLE)/episode_000
+	$(BIN)/robokit convert $(SAMPLE)/episode_000 $(SAMPLE)/episode_001 $(SAMPLE)/episode_002 \
+		$(foreach f,$(DEMO_FORMATS),--to $(f)) --out $(DEMO_OUT) --fps 15 --action joints/position_delta --no-cache
+	rm -rf $(DEMO_SCENE)
+	$(BIN)/robokit sample --scene --out $(SAMPLE)/scene
+	$(BIN)/robokit convert $(SAMPLE)/scene/scene.yaml $(SAMPLE)/episode_000 --to usd --to mjcf --out $(DEMO_SCENE) \
+		--collision-from-splat --no-cache
+	$(BIN)/robokit check $(DEMO_SCENE)
 
 lint: $(STAMP)
 	$(BIN)/ruff check robokit tests bench
@@ -41,8 +57,19 @@ $(CONF_STAMP): pyproject.toml conformance-requirements.txt
 	rm -f $(CONF_VENV)/.installed-*
 	touch $(CONF_STAMP)
 
-conformance: $(CONF_STAMP)
-	MUJOCO_GL=egl $(CONF_VENV)/bin/pytest -q -p no:cacheprovider -m conformance
+$(CONF_TF_STAMP): pyproject.toml conformance-tf-requirements.txt
+	test -x $(CONF_TF_VENV)/bin/python || $(PY311) -m venv $(CONF_TF_VENV)
+	$(CONF_TF_VENV)/bin/pip install -q -r conformance-tf-requirements.txt
+	$(CONF_TF_VENV)/bin/pip install -q -e '.[dev]'
+	rm -f $(CONF_TF_VENV)/.installed-*
+	touch $(CONF_TF_STAMP)
+
+# The environments are shared between clones: point their editable robokit at this one before testing.
+conformance: $(CONF_STAMP) $(CONF_TF_STAMP)
+	$(CONF_VENV)/bin/pip install -q --no-deps -e .
+	MUJOCO_GL=egl $(CONF_VENV)/bin/pytest -q -p no:cacheprovider -m conformance $(addprefix --ignore=,$(CONF_TF_TESTS))
+	$(CONF_TF_VENV)/bin/pip install -q --no-deps -e .
+	TF_CPP_MIN_LOG_LEVEL=3 $(CONF_TF_VENV)/bin/pytest -q -p no:cacheprovider -m conformance $(CONF_TF_TESTS)
 
 clean:
 	rm -rf $(VENV) build

@@ -35,3 +35,7 @@ class FrameError(RobokitError):
 
 class ConversionError(RobokitError):
     """A writer could not convert an episode (the reason says why)."""
+
+
+class SimError(RobokitError):
+    """The simulator cannot run: no OpenGL context, a model that does not compile, a dataset it cannot replay."""

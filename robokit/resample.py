@@ -83,6 +83,15 @@ def resample(
     return ResampledEpisode(episode.with_streams(out), report)
 
 
+def interpolate(stream: PoseStream, times: Ints) -> PoseStream:
+    """`stream` at sorted `times` inside its time range (linear translation, slerp rotation), off any grid."""
+    if len(stream) < 2:
+        return stream.take(np.zeros(len(times), dtype=np.int64), np.asarray(times, dtype=np.int64))
+    out = _linear(stream, np.asarray(times, dtype=np.int64))
+    assert isinstance(out, PoseStream)
+    return out
+
+
 def _select(episode: Episode, channels: Sequence[str] | None) -> dict[str, Stream]:
     """The streams named in `channels` (all when None); ChannelError for a name the episode lacks."""
     streams = episode.streams

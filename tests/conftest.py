@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 import pytest
 
 from robokit.samples import SampleSpec, write_samples
+
+if sys.platform.startswith("linux"):  # MuJoCo picks its GL backend on first import, whichever test imports it
+    os.environ.setdefault("MUJOCO_GL", "egl")
 
 SHARED_FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 

@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from robokit.cli import cache, convert, info, sample
+from robokit.cli import cache, check, convert, info, sample, sim
 from robokit.errors import RobokitError
 
 app = typer.Typer(
@@ -17,8 +17,10 @@ app = typer.Typer(
     add_completion=False,
 )
 app.command("info")(info.info)
+app.command("check")(check.check)
 app.command("sample")(sample.sample)
 app.add_typer(cache.app, name="cache")
+app.add_typer(sim.app, name="sim")
 app.command("convert", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(convert.convert)
 
 

@@ -17,8 +17,15 @@ def sample(
     width: Annotated[int, typer.Option(help="Image width in pixels.")] = 160,
     height: Annotated[int, typer.Option(help="Image height in pixels.")] = 120,
     seed: Annotated[int, typer.Option(help="Random seed (same seed, same bytes).")] = 0,
+    scene: Annotated[bool, typer.Option("--scene", help="Write the sample scene (scene.yaml, splat.ply, meshes/: "
+                                                        "a table, a bin, a cube, a splat cloud) instead.")] = False,
 ) -> None:
-    """Write deterministic sample ROS 2 bags (MCAP storage): joints, two cameras, tf, task."""
+    """Write deterministic sample ROS 2 bags (MCAP storage): joints, two cameras, tf, task; or the sample scene."""
+    if scene:
+        from robokit.scene import write_sample_scene
+
+        typer.echo(str(write_sample_scene(out, seed=seed)))
+        return
     spec = SampleSpec(duration_s=duration, width=width, height=height, seed=seed)
     for path in write_samples(out, episodes, spec):
         typer.echo(str(path))

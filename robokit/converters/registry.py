@@ -22,6 +22,13 @@ if TYPE_CHECKING:
 # format name -> "module:attribute" of its Converter. One line per format.
 _BUILTIN: dict[str, str] = {
     "lerobot": "robokit.converters.lerobot:LEROBOT",
+    "usd": "robokit.converters.usd:USD",
+    "mjcf": "robokit.converters.mjcf:MJCF",
+    "rlds": "robokit.converters.rlds:RLDS",
+    "webdataset": "robokit.converters.webdataset:WEBDATASET",
+    "mcap": "robokit.converters.mcap:MCAP",
+    "viam-binary": "robokit.converters.viam:VIAM_BINARY",
+    "viam-sequence": "robokit.converters.viam:VIAM_SEQUENCE",
 }
 _instances: dict[str, Converter] = {}
 

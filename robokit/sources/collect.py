@@ -41,6 +41,7 @@ class Collector:
         self.frames = frames
         self.topics: dict[str, _Topic] = {}
         self.warnings: list[str] = []
+        self.renames: dict[str, dict[str, str]] = {}  # topic → {default channel name: channel name}
 
     def declare(self, topic: str, msgtype: str) -> bool:
         """Register a topic's channel/connection; True when its messages are to be decoded."""
@@ -64,6 +65,10 @@ class Collector:
     def reject(self, topic: str, reason: str) -> None:
         """Skip a whole topic, e.g. when its schema does not parse."""
         self.topics[topic].reason = reason
+
+    def rename(self, topic: str, names: Mapping[str, str]) -> None:
+        """Channel names the recording itself gives a topic's streams (a user mapping still wins)."""
+        self.renames.setdefault(topic, {}).update(names)
 
     def add_count(self, topic: str, count: int) -> None:
         """Messages of a topic that was not read (counts from the index or statistics)."""
@@ -128,6 +133,8 @@ class Collector:
             value = naming.lookup(self.mapping, t.topic)
             if value:
                 names = naming.apply_mapping(value, names, b.multi)
+            elif t.topic in self.renames:
+                names = [self.renames[t.topic].get(n, n) for n in names]
             for stream, name in zip(built, names, strict=True):
                 unique = self._unique(name, streams, t.topic)
                 streams[unique] = stream if unique == stream.name else stream.renamed(unique)

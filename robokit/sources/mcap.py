@@ -31,6 +31,10 @@ from robokit.sources.sniff import MCAP_MAGIC, is_mcap
 from robokit.timeline import Episode, EpisodeMeta, Frame, FrameSource
 
 Item = tuple[Schema | None, Channel, Message]
+# Channel metadata robokit's MCAP writer sets: the timeline channel of each default stream name (JSON), and
+# why a topic is derived (such topics are not recorded streams and are skipped).
+CHANNELS_KEY = "robokit.channels"
+DERIVED_KEY = "robokit.derived"
 
 
 def channel_type(schema: Schema | None) -> str:
@@ -129,12 +133,26 @@ def linear_records(
             warn(f"data ends early after {count} messages ({type(err).__name__}: {err})")
 
 
+def _channel_names(channel: Channel) -> dict[str, str]:
+    """The `robokit.channels` metadata of a channel written by robokit; {} when it does not parse."""
+    try:
+        names = json.loads(channel.metadata[CHANNELS_KEY])
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in names.items()} if isinstance(names, dict) else {}
+
+
 def _index_file(path: Path, col: Collector, decoders: _Decoders) -> None:
     by_channel: dict[int, Decode | None] = {}  # None: count only
 
     def declare(schema: Schema | None, channel: Channel) -> None:
         by_channel[channel.id] = None
         if col.declare(channel.topic, channel_type(schema)):
+            if DERIVED_KEY in channel.metadata:
+                col.reject(channel.topic, f"derived by robokit: {channel.metadata[DERIVED_KEY]}")
+                return
+            if CHANNELS_KEY in channel.metadata:
+                col.rename(channel.topic, _channel_names(channel))
             try:
                 by_channel[channel.id] = decoders.get(schema, channel)
             except Exception as err:

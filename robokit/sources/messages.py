@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from robokit.sources import naming
+from robokit.sources.detections import annotation_boxes, annotation_stamp, detection2d_boxes
 from robokit.sources.fields import first_attr, frame_id, header_stamp, quat, time_ns, vec3
 from robokit.sources.pixels import probe
 from robokit.timeline import (
@@ -23,6 +24,7 @@ from robokit.timeline import (
     Stream,
     StreamOrigin,
 )
+from robokit.timeline.detections import detection_channel, encode_boxes
 from robokit.timeline.streams import sort_timestamps
 
 HEADER_CLOCK_MAX_OFFSET_NS = 60 * 10**9
@@ -468,12 +470,34 @@ class EventBuilder(TopicBuilder):
         self.values.append(str(msg.message if self.msgtype == "foxglove.Log" else msg.data))
         self.clock.add(header_stamp(msg), log_time)
 
+    def channel(self) -> str:
+        return naming.event_channel(self.topic)
+
     def build(self) -> list[Stream]:
         if not self.values:
             return []
-        name = naming.event_channel(self.topic)
+        name = self.channel()
         ts, keep = self.ordered(name, range(len(self.values)))
         return [EventStream(name, ts, tuple(self.values[i] for i in keep), origin=self.origin)]
+
+
+_DETECTION_TOKENS = frozenset({"detections", "detection", "detected_objects", "objects", "annotations",
+                               "image_annotations", "bboxes", "boxes"})
+
+
+class DetectionBuilder(EventBuilder):
+    """`<camera>/detections`: each message's boxes as one JSON event (robokit.timeline.detections), in pixels."""
+
+    def add(self, msg: Any, log_time: int, position: int) -> None:
+        if self.msgtype == "foxglove.ImageAnnotations":
+            boxes, stamp = annotation_boxes(msg), header_stamp(msg) or time_ns(annotation_stamp(msg))
+        else:
+            boxes, stamp = detection2d_boxes(msg), header_stamp(msg)
+        self.values.append(encode_boxes(boxes))
+        self.clock.add(stamp, log_time)
+
+    def channel(self) -> str:
+        return detection_channel(naming.topic_name(self.topic, naming.CAMERA_TOKENS | _DETECTION_TOKENS, "camera"))
 
 
 BUILDERS: dict[str, type[TopicBuilder]] = {
@@ -505,6 +529,8 @@ BUILDERS: dict[str, type[TopicBuilder]] = {
     "sensor_msgs/msg/Imu": ImuBuilder,
     "std_msgs/msg/String": EventBuilder,
     "foxglove.Log": EventBuilder,
+    "vision_msgs/msg/Detection2DArray": DetectionBuilder,
+    "foxglove.ImageAnnotations": DetectionBuilder,
 }
 
 

@@ -36,6 +36,8 @@ _BUILTIN = (
     "robokit.sources.rosbag:ROSBAG2_READER",
     "robokit.sources.rosbag:ROSBAG1_READER",
     "robokit.sources.lerobot:LEROBOT_READER",
+    "robokit.sources.rlds:RLDS_READER",
+    "robokit.sources.viam:VIAM_READER",
 )
 _registered: list[Reader] = []
 _loaded = False

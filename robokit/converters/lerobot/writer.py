@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from robokit.converters.episodes import prepared_episodes
 from robokit.converters.lerobot.layout import (
     ACTION_KEY,
     CHUNKS_SIZE,
@@ -34,13 +35,13 @@ from robokit.converters.lerobot.layout import (
     FileCounter,
 )
 from robokit.converters.options import WriterOptions
-from robokit.converters.prepare import PreparedEpisode, default_fps, prepare, select_cameras
+from robokit.converters.prepare import PreparedEpisode, default_fps, select_cameras
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.staging import staged_dir
 from robokit.converters.stats import ImageStats, merge_image_stats, to_json, vector_stats
+from robokit.converters.vectors import pose_names, pose_vector
 from robokit.converters.video import VideoEncoder, VideoSettings, video_info
-from robokit.errors import ChannelError, ConversionError, RobokitError
-from robokit.frames import to_order
+from robokit.errors import ChannelError
 from robokit.timeline import Episode
 
 EXTRA_OPTIONS = (
@@ -86,8 +87,7 @@ def _frame_vectors(p: PreparedEpisode, quat_order: str) -> dict[str, np.ndarray]
     if p.action is not None:
         out[ACTION_KEY] = p.action.values.astype(np.float32)
     for name, pose in p.poses.items():
-        q = to_order(pose.quaternion, quat_order)
-        out[pose_key(name)] = np.hstack([pose.translation, q]).astype(np.float32)
+        out[pose_key(name)] = pose_vector(pose, quat_order)
     return out
 
 
@@ -109,8 +109,6 @@ class LeRobotWriter:
         prepared = self._prepare_all(episodes, options, result)
         with staged_dir(out_dir / self.name, overwrite=options.overwrite) as root:
             _DatasetWriter(root, prepared, options, settings).write(result)
-        result.episodes = len(prepared)
-        result.frames = sum(p.n_frames for p in prepared)
         return result
 
     def check(self, format_dir: Path) -> list[str]:
@@ -122,9 +120,7 @@ class LeRobotWriter:
     @staticmethod
     def _prepare_all(episodes: Sequence[Episode], options: WriterOptions, result: WriteResult
                      ) -> list[PreparedEpisode]:
-        """Prepare every episode on one integer fps; unconvertible ones are skipped with a reason."""
-        if not episodes:
-            raise ConversionError("lerobot: no episodes to write")
+        """Prepare every episode on one integer fps (LeRobot's `fps` is an int); unconvertible ones skipped."""
         fps = options.fps
         if fps is None:
             rates = []
@@ -137,37 +133,7 @@ class LeRobotWriter:
         if fps and fps != round(fps):
             result.warnings.append(f"fps {fps:.3f} rounded to {round(fps)} (LeRobot needs an integer fps)")
         opts = replace(options, fps=float(max(1, round(fps))) if fps else None)
-        prepared: list[PreparedEpisode] = []
-        errors: list[RobokitError] = []
-        for ep in episodes:
-            try:
-                p = prepare(ep, opts)
-                if prepared:
-                    _check_consistent(prepared[0], p)
-                prepared.append(p)
-            except (ChannelError, ConversionError) as exc:
-                errors.append(exc)
-                result.skipped.append((ep.id, str(exc)))
-                result.warnings.append(f"skipped episode {ep.id}: {exc}")
-        if not prepared:
-            raise errors[0]
-        return prepared
-
-
-def _check_consistent(first: PreparedEpisode, p: PreparedEpisode) -> None:
-    """Every episode of a dataset must have the same cameras, image sizes and vector shapes."""
-    if set(first.cameras) != set(p.cameras):
-        raise ConversionError(f"episode {p.source.id}: cameras {sorted(p.cameras)} differ from "
-                              f"{sorted(first.cameras)} of episode {first.source.id}")
-    for name, cam in p.cameras.items():
-        ref = first.cameras[name]
-        if (cam.width, cam.height) != (ref.width, ref.height):
-            raise ConversionError(f"episode {p.source.id}: {name} is {cam.width}x{cam.height}, episode "
-                                  f"{first.source.id} has {ref.width}x{ref.height}; pass image_size")
-    if first.state.dim != p.state.dim or (first.action is None) != (p.action is None) or (
-            p.action is not None and first.action is not None and first.action.dim != p.action.dim):
-        raise ConversionError(f"episode {p.source.id}: state/action dimensions differ from episode "
-                              f"{first.source.id}")
+        return [p for _, p in prepared_episodes("lerobot", episodes, opts, result)]
 
 
 class _DatasetWriter:
@@ -289,11 +255,9 @@ class _DatasetWriter:
         features[STATE_KEY] = {"dtype": "float32", "shape": [p.state.dim], "names": list(p.state.names)}
         if p.action is not None:
             features[ACTION_KEY] = {"dtype": "float32", "shape": [p.action.dim], "names": list(p.action.names)}
-        quat = list(self.options.quat_order.replace("x", "qx ").replace("y", "qy ").replace("z", "qz ")
-                    .replace("w", "qw ").split())
         for name in p.poses:
             features[pose_key(name)] = {"dtype": "float32", "shape": [vec[pose_key(name)].shape[1]],
-                                        "names": ["x", "y", "z", *quat]}
+                                        "names": list(pose_names(self.options.quat_order))}
         for cam in self.cameras:
             s = p.cameras[cam]
             info = {**video_info(Path(videos[cam].first_file)),

@@ -1,0 +1,122 @@
+"""Camera frames as encoded JPEG/PNG bytes for writers that store images per step (RLDS, WebDataset).
+
+Recorded JPEG/PNG bytes pass through untouched when the chosen format matches; every frame's shape is
+checked against the camera's first frame (from the image header, without decoding), so a stream whose
+size changes fails with a clear message instead of producing a dataset its consumers reject.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from PIL import Image
+
+from robokit.converters.prepare import PreparedEpisode
+from robokit.converters.registry import ExtraOption
+from robokit.errors import ConversionError, OptionError
+from robokit.timeline import Frame, ImageStream
+
+IMAGE_FORMATS = ("auto", "jpeg", "png")
+IMAGE_OPTIONS = (  # shared by the writers that store encoded frames
+    ExtraOption("image_format", str, "auto", "Image encoding: auto keeps recorded JPEG/PNG, raw frames become PNG.",
+                IMAGE_FORMATS),
+    ExtraOption("jpeg_quality", int, 95, "JPEG quality when frames are encoded to JPEG."),
+)
+EXTENSIONS = {"jpeg": "jpg", "png": "png"}
+# PIL mode -> (channels, dtype) of what Frame.array() returns for it
+_MODES = {"1": (1, "uint8"), "L": (1, "uint8"), "P": (3, "uint8"), "RGB": (3, "uint8"), "YCbCr": (3, "uint8"),
+          "CMYK": (3, "uint8"), "LA": (3, "uint8"), "RGBA": (4, "uint8"), "I;16": (1, "uint16"),
+          "I;16B": (1, "uint16"), "I;16L": (1, "uint16")}
+
+
+def camera_key(channel: str) -> str:
+    """A camera's feature name: `front/rgb` → `front`, other fields keep theirs (`front/depth` → `front_depth`)."""
+    group, _, kind = channel.partition("/")
+    return (group if kind in ("rgb", "") else f"{group}_{kind}").replace("/", "_").replace(".", "_")
+
+
+@dataclass(frozen=True)
+class ImageSpec:
+    """What every frame of one camera must be: height, width, channels, dtype, and the stored format."""
+
+    height: int
+    width: int
+    channels: int
+    dtype: str
+    format: str
+
+    @property
+    def shape(self) -> tuple[int, int, int]:
+        return (self.height, self.width, self.channels)
+
+    @property
+    def extension(self) -> str:
+        return EXTENSIONS[self.format]
+
+
+def frame_layout(frame: Frame) -> tuple[int, int, int, str]:
+    """(height, width, channels, dtype) of a frame; encoded frames are read from their header only."""
+    if frame.pixels is not None or frame.data is None:
+        pixels = frame.array()
+        channels = 1 if pixels.ndim == 2 else int(pixels.shape[2])
+        return int(pixels.shape[0]), int(pixels.shape[1]), channels, str(pixels.dtype)
+    with Image.open(io.BytesIO(frame.data)) as im:
+        channels, dtype = _MODES.get(im.mode, (3, "uint8"))
+        return im.height, im.width, channels, dtype
+
+
+def image_format(value: object) -> str:
+    """Validate the `image_format` option."""
+    if value not in IMAGE_FORMATS:
+        raise OptionError(f"image_format {value!r}: expected one of {', '.join(IMAGE_FORMATS)}")
+    return str(value)
+
+
+def image_spec(name: str, first: Frame, recorded_format: str, requested: str) -> ImageSpec:
+    """The spec of a camera from its first frame: `auto` keeps a recorded JPEG/PNG, else PNG (lossless).
+
+    JPEG cannot hold 16-bit or 4-channel images, so those become PNG; float images (32FC1 depth) are refused.
+    """
+    height, width, channels, dtype = frame_layout(first)
+    if dtype not in ("uint8", "uint16"):
+        raise ConversionError(f"camera {name}: {dtype} images cannot be stored as JPEG/PNG; "
+                              "leave the camera out with `cameras`")
+    fmt = recorded_format if requested == "auto" and recorded_format in EXTENSIONS else requested
+    if fmt not in EXTENSIONS or dtype == "uint16" or channels == 4:
+        fmt = "png"
+    return ImageSpec(height, width, channels, dtype, fmt)
+
+
+def camera_specs(p: PreparedEpisode, requested: str) -> dict[str, tuple[str, ImageSpec]]:
+    """channel → (feature name, spec) of every camera of a dataset's first episode, in name order."""
+    specs = {}
+    for channel, stream in sorted(p.cameras.items()):
+        recorded = p.episode.streams[channel]  # before any resize: its stored format
+        fmt = recorded.format if isinstance(recorded, ImageStream) else "raw"
+        specs[channel] = (camera_key(channel), image_spec(channel, first_frame(stream), fmt, requested))
+    return specs
+
+
+def encoded_frames(name: str, stream: ImageStream, spec: ImageSpec, quality: int = 95) -> Iterator[bytes]:
+    """Each frame of `stream` as bytes in `spec.format`; ConversionError when a frame's shape differs."""
+    for index, frame in enumerate(stream.frames()):
+        layout = frame_layout(frame)
+        if layout != (spec.height, spec.width, spec.channels, spec.dtype):
+            h, w, c, dtype = layout
+            raise ConversionError(
+                f"camera {name}: frame {index} is {w}x{h}x{c} {dtype}, its first frame in this dataset was "
+                f"{spec.width}x{spec.height}x{spec.channels} {spec.dtype}; pass image_size to resize every frame")
+        if frame.data is not None and frame.format == spec.format:
+            yield frame.data
+        else:
+            yield frame.encoded(spec.format, quality)
+
+
+def first_frame(stream: ImageStream) -> Frame:
+    """The first frame of a stream (decoding at most that one)."""
+    if len(stream) == 0:
+        raise ConversionError(f"camera {stream.name}: no frames")
+    return next(iter(stream.frames([0])))
+

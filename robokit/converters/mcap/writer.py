@@ -1,0 +1,153 @@
+"""`--to mcap`: one indexed, zstd-chunked MCAP per episode, every topic on the episode's own clock.
+
+Topics (see plan.py) are merged lazily in log-time order, so memory stays flat in episode length; an
+episode that cannot be converted is skipped with its reason, and the folder appears only when complete.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import re
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcap.writer import CompressionType, Writer
+
+from robokit.converters.mcap.encoding import ENCODINGS, Encoder, encoder_for
+from robokit.converters.mcap.plan import align, episode_record, plan, robot_description
+from robokit.converters.mcap.tftree import Note
+from robokit.converters.mcap.topic import Topic
+from robokit.converters.options import WriterOptions
+from robokit.converters.registry import ExtraOption, WriteResult
+from robokit.converters.staging import staged_dir
+from robokit.errors import ConversionError, OptionError, RobokitError
+from robokit.timeline import Episode
+
+IMAGE_FORMATS = ("jpeg", "png")
+EXTRA_OPTIONS = (
+    ExtraOption("mcap_encoding", str, "protobuf", "Messages: protobuf (Foxglove schemas) or ros2 (CDR, profile ros2).",
+                ENCODINGS),
+    ExtraOption("mcap_image_format", str, "jpeg", "Raw camera frames are encoded once as jpeg or png (lossless).",
+                IMAGE_FORMATS),
+)
+CHUNK_SIZE = 1 << 20
+ATTACHMENT = ("robot.urdf", "application/xml")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The MCAP-specific options, validated."""
+
+    encoding: str
+    image_format: str
+
+
+def settings(options: WriterOptions) -> Settings:
+    """`options.extra` checked against EXTRA_OPTIONS (OptionError naming the allowed values)."""
+    values = {o.name: str(options.extra.get(o.name, o.default)) for o in EXTRA_OPTIONS}
+    for o in EXTRA_OPTIONS:
+        if values[o.name] not in o.choices:
+            raise OptionError(f"{o.name} {values[o.name]!r}: expected one of {', '.join(o.choices)}")
+    return Settings(values["mcap_encoding"], values["mcap_image_format"])
+
+
+def _tagged(channel: int, topic: Topic) -> Iterator[tuple[int, int, bytes]]:
+    count = 0
+    for t, data in topic.messages():
+        count += 1
+        yield t, channel, data
+    if count != topic.count:
+        raise ConversionError(f"{topic.topic}: wrote {count} messages, expected {topic.count}")
+
+
+def write_file(path: Path, topics: Sequence[Topic], enc: Encoder, metadata: dict[str, dict[str, str]],
+               attachment: str | None, t0: int) -> None:
+    """Write one MCAP: schemas and channels registered once, messages merged in log-time order, then metadata."""
+    from robokit import __version__
+
+    with path.open("wb") as f:
+        w = Writer(f, chunk_size=CHUNK_SIZE, compression=CompressionType.ZSTD)
+        w.start(profile=enc.profile, library=f"robokit/{__version__}")
+        schemas: dict[str, int] = {}
+        merged = []
+        for topic in topics:
+            name, encoding, data = enc.schema(topic.kind)
+            if name not in schemas:
+                schemas[name] = w.register_schema(name=name, encoding=encoding, data=data)
+            channel_meta = {**enc.channel_metadata(topic.topic), **topic.metadata}
+            channel = w.register_channel(topic.topic, enc.message_encoding, schemas[name], channel_meta)
+            merged.append(_tagged(channel, topic))
+        for t, channel, data in heapq.merge(*merged):  # (time, channel id) decide; payloads never compared
+            w.add_message(channel_id=channel, log_time=t, data=data, publish_time=t)
+        for name, record in metadata.items():
+            w.add_metadata(name, record)
+        w.add_metadata("robokit.counts", {t.topic: str(t.count) for t in topics})
+        if attachment is not None:
+            w.add_attachment(create_time=0, log_time=t0, name=ATTACHMENT[0], media_type=ATTACHMENT[1],
+                             data=attachment.encode())
+        w.finish()  # type: ignore[no-untyped-call]
+
+
+def _file_name(episode_id: str, used: set[str]) -> str:
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", episode_id).strip("._") or "episode"
+    name, i = f"{stem}.mcap", 2
+    while name in used:
+        name, i = f"{stem}_{i}.mcap", i + 1
+    used.add(name)
+    return name
+
+
+class McapConverter:
+    """`--to mcap`: `<out>/mcap/<episode>.mcap`, Foxglove-ready (protobuf) or ROS 2 (CDR)."""
+
+    name = "mcap"
+    description = "MCAP per episode (Foxglove protobuf or ROS 2 CDR): aligned channels, TF, cameras, derived topics"
+    consumes = "episodes"
+    extra_options = EXTRA_OPTIONS
+
+    def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:
+        s = settings(options)
+        if not episodes:
+            raise ConversionError("mcap: no episodes to write")
+        enc = encoder_for(s.encoding)
+        result = WriteResult()
+        errors: list[RobokitError] = []
+        used: set[str] = set()
+        with staged_dir(out_dir / self.name, overwrite=options.overwrite) as root, \
+                ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+            for ep in episodes:
+                path = root / _file_name(ep.id, used)
+                try:
+                    frames, notes = self._write_episode(path, ep, options, s, enc, pool)
+                except RobokitError as exc:
+                    path.unlink(missing_ok=True)
+                    errors.append(exc)
+                    result.skipped.append((ep.id, str(exc)))
+                    result.warnings.append(f"skipped episode {ep.id}: {exc}")
+                    continue
+                result.files.append(path.name)
+                result.episodes += 1
+                result.frames += frames
+                result.warnings += [f"{ep.id}: {text}" for level, text in notes if level == "warning"]
+            if not result.files:
+                raise errors[0]
+        return result
+
+    @staticmethod
+    def _write_episode(path: Path, ep: Episode, options: WriterOptions, s: Settings, enc: Encoder,
+                       pool: Executor) -> tuple[int, list[Note]]:
+        aligned, frames, notes = align(ep, options)
+        p = plan(ep, aligned, options, s.image_format, enc, pool, notes)
+        record = episode_record(ep, p, options, s.encoding)
+        write_file(path, p.topics, enc, {"robokit.episode": record}, robot_description(ep), p.t0)
+        return frames, notes
+
+    def check(self, format_dir: Path) -> list[str]:
+        """Decode every file with mcap's protobuf/ROS 2 decoders, check order, counts and TF; rosbags for ros2."""
+        from robokit.converters.mcap.check import check_folder
+
+        return check_folder(format_dir)
+

@@ -1,0 +1,247 @@
+"""RLDS writer: a TFDS prepared directory `<out>/rlds/<name>/<version>/`, one episode per TFRecord record.
+
+Steps follow the rlds_dataset_builder schema (`observation/<camera>` JPEG/PNG, `observation/state`,
+`action`, `reward`, `discount`, `is_first`/`is_last`/`is_terminal`, `language_instruction`) plus
+`episode_metadata` with the source path and traceability fields. Demonstrations end in their goal,
+so the last step is terminal with reward 1 (the builder template's convention); discount is 1.
+Records are encoded without TensorFlow and streamed into size-targeted shards; one episode's encoded
+images are the most held in memory.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robokit.converters.episodes import prepared_episodes, trace
+from robokit.converters.images import (
+    IMAGE_OPTIONS,
+    ImageSpec,
+    camera_specs,
+    encoded_frames,
+    image_format,
+)
+from robokit.converters.options import WriterOptions
+from robokit.converters.prepare import PreparedEpisode
+from robokit.converters.registry import ExtraOption, WriteResult
+from robokit.converters.rlds import features as ft
+from robokit.converters.rlds.example import Value, encode_example
+from robokit.converters.rlds.layout import (
+    DATASET_INFO,
+    FEATURES,
+    FILE_FORMAT,
+    dataset_name,
+    describe,
+    shard_name,
+    split_entry,
+    version,
+)
+from robokit.converters.rlds.records import framed_size, write_record
+from robokit.converters.shards import Shard, ShardSet, shard_bytes
+from robokit.converters.staging import staged_dir
+from robokit.converters.vectors import pose_key, pose_names, pose_vectors
+from robokit.errors import OptionError
+from robokit.timeline import Episode
+
+EXTRA_OPTIONS = (
+    ExtraOption("dataset_name", str, "robokit", "Dataset name (snake_case for RLDS): DIR/rlds/<name>/<version>/."),
+    ExtraOption("rlds_version", str, "1.0.0", "RLDS dataset version (X.Y.Z)."),
+    ExtraOption("rlds_shard_mb", float, 256.0, "Target TFRecord shard size in MB (at most 1024)."),
+    ExtraOption("split", float, 0.0, "Fraction of episodes written to an RLDS `val` split (0: train only)."),
+    *IMAGE_OPTIONS,
+)
+_DEFAULTS = {o.name: o.default for o in EXTRA_OPTIONS}
+
+
+def val_indices(count: int, ratio: float) -> set[int]:
+    """Input indices of the `val` episodes: round(count·ratio) of them (at least one), spread evenly."""
+    if not 0.0 <= ratio < 1.0:
+        raise OptionError(f"split {ratio:g}: expected a fraction in [0, 1) for the val split")
+    if ratio == 0.0 or count < 2:
+        return set()
+    n = min(count - 1, max(1, round(count * ratio)))
+    return {int((k + 0.5) * count / n) for k in range(n)}
+
+
+@dataclass(frozen=True)
+class _Settings:
+    name: str
+    version: str
+    shard_bytes: int
+    split: float
+    image_format: str
+    jpeg_quality: int
+
+    @classmethod
+    def from_options(cls, options: WriterOptions) -> _Settings:
+        extra = {**_DEFAULTS, **options.extra}
+        return cls(dataset_name(extra["dataset_name"]), version(extra["rlds_version"]),
+                   shard_bytes(extra["rlds_shard_mb"], "rlds_shard_mb", 0.0, 1024.0), float(extra["split"]),
+                   image_format(extra["image_format"]), int(extra["jpeg_quality"]))
+
+
+@dataclass(frozen=True)
+class _Schema:
+    """The step and episode features of a dataset, fixed by its first episode."""
+
+    cameras: dict[str, tuple[str, ImageSpec]]  # channel -> (feature key, spec)
+    state: tuple[str, tuple[str, ...]]  # channel, dimension names
+    action: tuple[str, tuple[str, ...]]
+    poses: dict[str, str]  # channel -> feature key
+    quat_order: str
+    frame: str
+
+    @classmethod
+    def of(cls, p: PreparedEpisode, options: WriterOptions, settings: _Settings) -> _Schema:
+        assert p.action is not None
+        return cls(camera_specs(p, settings.image_format), (p.state.name, p.state.names),
+                   (p.action.name, p.action.names), {name: pose_key(name) for name in sorted(p.poses)},
+                   options.quat_order, options.frame)
+
+    def node(self) -> ft.Node:
+        """The features.json root."""
+        observation: dict[str, ft.Node] = {
+            key: ft.image(spec.shape, spec.dtype, spec.format, describe(channel))
+            for channel, (key, spec) in self.cameras.items()}
+        observation["state"] = ft.tensor((len(self.state[1]),), "float32", describe(*self.state))
+        for channel, key in self.poses.items():
+            observation[key] = ft.tensor((7,), "float32", describe(channel, pose_names(self.quat_order), self.frame))
+        step = {
+            "observation": ft.features_dict(observation),
+            "action": ft.tensor((len(self.action[1]),), "float32", describe(*self.action)),
+            "reward": ft.tensor((), "float32"),
+            "discount": ft.tensor((), "float32"),
+            "is_first": ft.tensor((), "bool"),
+            "is_last": ft.tensor((), "bool"),
+            "is_terminal": ft.tensor((), "bool"),
+            "language_instruction": ft.text(),
+        }
+        metadata = {
+            "file_path": ft.text("Path or URI of the source recording."),
+            "episode_id": ft.text(),
+            "source": ft.text(),
+            "segment": ft.tensor((2,), "int64", "First and last time (ns) in the source."),
+            "segment_version": ft.text("Digest of the source recording."),
+            "grid_start_ns": ft.tensor((), "int64", "Time (ns, UTC) of the first step."),
+            "fps": ft.tensor((), "float32", "Steps per second."),
+            "robot_type": ft.text(),
+        }
+        return ft.features_dict({"steps": ft.dataset(ft.features_dict(step)),
+                                 "episode_metadata": ft.features_dict(metadata)})
+
+    def example(self, p: PreparedEpisode, images: dict[str, list[bytes]]) -> dict[str, Value]:
+        """The flat Example features of one episode."""
+        n = p.n_frames
+        last = np.zeros(n, dtype=bool)
+        last[-1] = True
+        first = np.zeros(n, dtype=bool)
+        first[0] = True
+        assert p.action is not None
+        out: dict[str, Value] = {
+            "steps/observation/state": p.state.values.astype(np.float32),
+            "steps/action": p.action.values.astype(np.float32),
+            "steps/reward": last.astype(np.float32),
+            "steps/discount": np.ones(n, dtype=np.float32),
+            "steps/is_first": first,
+            "steps/is_last": last,
+            "steps/is_terminal": last,
+            "steps/language_instruction": [p.task.encode()] * n,
+        }
+        for channel, (key, _) in self.cameras.items():
+            out[f"steps/observation/{key}"] = images[channel]
+        out.update({f"steps/observation/{key}": v for key, v in pose_vectors(p, self.quat_order).items()})
+        meta = p.source.meta
+        fields = trace(p)
+        out.update({
+            "episode_metadata/file_path": [meta.source_uri.encode()],
+            "episode_metadata/episode_id": [meta.episode_id.encode()],
+            "episode_metadata/source": [str(fields["source"]).encode()],
+            "episode_metadata/segment": np.asarray(fields["segment"], dtype=np.int64),
+            "episode_metadata/segment_version": [str(fields["segment_version"]).encode()],
+            "episode_metadata/grid_start_ns": np.asarray([int(p.timestamps[0])], dtype=np.int64),
+            "episode_metadata/fps": np.asarray([p.fps], dtype=np.float32),
+            "episode_metadata/robot_type": [meta.robot_type.encode()],
+        })
+        return out
+
+
+class _Split:
+    """The shards of one split and the payload bytes they hold (TFDS's numBytes)."""
+
+    def __init__(self, root: Path, name: str, split: str, target: int) -> None:
+        self.shards = ShardSet(root, target, lambda i, n: shard_name(name, split, i, n), label=split)
+        self.num_bytes = 0
+
+    def add(self, chunks: list[bytes], size: int) -> None:
+        framed = framed_size(size)
+        write_record(self.shards.file_for(framed), chunks, size)
+        self.shards.added(framed)
+        self.num_bytes += size
+
+
+class RldsWriter:
+    """`--to rlds`: a TFDS/RLDS prepared dataset at `<out>/rlds/<name>/<version>/`."""
+
+    name = "rlds"
+    description = "RLDS episodes in a TFDS prepared directory (TFRecord shards, no TensorFlow needed)"
+    consumes = "episodes"
+    extra_options = EXTRA_OPTIONS
+
+    def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:
+        settings = _Settings.from_options(options)
+        result = WriteResult()
+        if options.action is None:
+            options = replace(options, action=f"{options.state}_delta")
+            result.warnings.append(f"no action channel given: RLDS steps need one, using {options.action}")
+        val = val_indices(len(episodes), settings.split)
+        with staged_dir(out_dir / self.name, overwrite=options.overwrite) as staging:
+            root = staging / settings.name / settings.version
+            root.mkdir(parents=True)
+            splits = {s: _Split(root, settings.name, s, settings.shard_bytes) for s in ("train", "val")}
+            schema: _Schema | None = None
+            with ExitStack() as stack:
+                for split in splits.values():
+                    stack.enter_context(split.shards)
+                for index, p in prepared_episodes(self.name, episodes, options, result):
+                    schema = schema or _Schema.of(p, options, settings)
+                    images = {channel: list(encoded_frames(channel, p.cameras[channel], spec, settings.jpeg_quality))
+                              for channel, (_, spec) in schema.cameras.items()}
+                    chunks, size = encode_example(schema.example(p, images))
+                    del images
+                    splits["val" if index in val else "train"].add(chunks, size)
+                written = {s: (split.shards.finish(), split.num_bytes) for s, split in splits.items()}
+            assert schema is not None
+            _write_metadata(root, settings, schema, written, options)
+            result.files = sorted(str(p.relative_to(staging)) for p in root.iterdir())
+        return result
+
+    def check(self, format_dir: Path) -> list[str]:
+        """Load with tensorflow_datasets when it is importable; always check the structure with robokit's reader."""
+        from robokit.converters.rlds.check import check_dataset
+
+        return check_dataset(format_dir)
+
+
+def _write_metadata(root: Path, settings: _Settings, schema: _Schema, written: dict[str, tuple[list[Shard], int]],
+                    options: WriterOptions) -> None:
+    """features.json, then dataset_info.json (last: its presence marks a complete dataset)."""
+    (root / FEATURES).write_text(json.dumps(schema.node(), indent=4, sort_keys=True))
+    splits = [split_entry(s, [sh.items for sh in shards], num_bytes)
+              for s, (shards, num_bytes) in written.items() if shards]
+    robot = f" Robot: {options.robot_type}." if options.robot_type else ""
+    info: dict[str, Any] = {
+        "description": f"Robot episodes in RLDS format, written by robokit.{robot}",
+        "fileFormat": FILE_FORMAT,
+        "name": settings.name,
+        "releaseNotes": {settings.version: "Written by robokit."},
+        "splits": splits,
+        "version": settings.version,
+    }
+    (root / DATASET_INFO).write_text(json.dumps(info, indent=4, sort_keys=True))
+

@@ -1,0 +1,29 @@
+"""Per-step pose vectors shared by the step-based writers (RLDS, WebDataset): xyz plus quaternion, float32."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robokit.converters.prepare import PreparedEpisode
+from robokit.frames import to_order
+from robokit.timeline import PoseStream
+
+
+def pose_key(channel: str) -> str:
+    """A pose channel's feature name: `tf/tool0` → `tf_tool0`."""
+    return channel.replace("/", "_")
+
+
+def pose_names(quat_order: str) -> tuple[str, ...]:
+    """Dimension names of a pose vector: `x, y, z` then the quaternion in `quat_order` (`qx`... or `qw`...)."""
+    return ("x", "y", "z", *(f"q{c}" for c in quat_order))
+
+
+def pose_vector(pose: PoseStream, quat_order: str) -> np.ndarray:
+    """(T, 7) float32: translation then the quaternion in `quat_order`."""
+    return np.hstack([pose.translation, to_order(pose.quaternion, quat_order)]).astype(np.float32)
+
+
+def pose_vectors(p: PreparedEpisode, quat_order: str) -> dict[str, np.ndarray]:
+    """(T, 7) float32 per pose channel, keyed by `pose_key`."""
+    return {pose_key(name): pose_vector(pose, quat_order) for name, pose in sorted(p.poses.items())}

@@ -1,0 +1,219 @@
+"""WebDataset writer: tar shards `<out>/webdataset/<name>-NNNNNN.tar`, a wids index and `dataset.json`.
+
+By default one sample per step, key `<episode>_<step:06d>`, members `<camera>.jpg|png`, `state.npy`,
+`action.npy`, one `.npy` per pose and `meta.json`; or one sample per episode (`steps.npz`,
+`<camera>.<step:06d>.jpg|png`, `meta.json`). Members are written deterministically (sorted names,
+mtime 0, uid/gid 0) and shards are sized by their exact tar size; an episode never spans two shards.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from robokit.converters.episodes import prepared_episodes, trace
+from robokit.converters.images import (
+    IMAGE_OPTIONS,
+    ImageSpec,
+    camera_specs,
+    encoded_frames,
+    image_format,
+)
+from robokit.converters.options import WriterOptions
+from robokit.converters.prepare import PreparedEpisode
+from robokit.converters.registry import ExtraOption, WriteResult
+from robokit.converters.shards import Shard, ShardSet, shard_bytes
+from robokit.converters.staging import staged_dir
+from robokit.converters.vectors import pose_key, pose_names, pose_vectors
+from robokit.converters.webdataset.layout import (
+    DATASET_JSON,
+    INDEX_KIND,
+    brace_pattern,
+    closing_size,
+    end_archive,
+    episode_key,
+    index_name,
+    member_size,
+    npy,
+    npz,
+    shard_name,
+    shard_prefix,
+    write_member,
+)
+from robokit.errors import OptionError
+from robokit.timeline import Episode
+
+SAMPLE_LAYOUTS = ("step", "episode")
+EXTRA_OPTIONS = (
+    ExtraOption("dataset_name", str, "robokit", "Dataset name: shards are DIR/webdataset/<name>-NNNNNN.tar."),
+    ExtraOption("wds_shard_mb", float, 512.0, "Target WebDataset shard size in MB (256 to 1024), tar headers counted."),
+    ExtraOption("wds_samples", str, "step", "WebDataset samples: one per step, or one per episode.", SAMPLE_LAYOUTS),
+    *IMAGE_OPTIONS,
+)
+_DEFAULTS = {o.name: o.default for o in EXTRA_OPTIONS}
+Member = tuple[str, bytes]
+
+
+@dataclass(frozen=True)
+class _Schema:
+    """Member names and shapes of a dataset, fixed by its first episode."""
+
+    cameras: dict[str, tuple[str, ImageSpec]]  # channel -> (member name, spec)
+    poses: dict[str, str]  # channel -> member name
+    quat_order: str
+    frame: str
+
+    @classmethod
+    def of(cls, p: PreparedEpisode, options: WriterOptions, requested_format: str) -> _Schema:
+        return cls(camera_specs(p, requested_format), {name: pose_key(name) for name in sorted(p.poses)},
+                   options.quat_order, options.frame)
+
+    def vectors(self, p: PreparedEpisode) -> dict[str, np.ndarray]:
+        """(T, D) float32 arrays by member name: state, action, poses (xyz + quaternion in quat_order)."""
+        out = {"state": p.state.values.astype(np.float32)}
+        if p.action is not None:
+            out["action"] = p.action.values.astype(np.float32)
+        out.update(pose_vectors(p, self.quat_order))
+        return out
+
+    def _arrays(self, p: PreparedEpisode) -> dict[str, dict[str, Any]]:
+        """Per-step vector members: channel, dimension names, shape (and frame for poses)."""
+        out: dict[str, dict[str, Any]] = {"state": {"channel": p.state.name, "names": list(p.state.names)}}
+        if p.action is not None:
+            out["action"] = {"channel": p.action.name, "names": list(p.action.names)}
+        for channel, key in self.poses.items():
+            out[key] = {"channel": channel, "names": list(pose_names(self.quat_order)), "frame": self.frame}
+        return {k: {"type": "array", "dtype": "float32", "shape": [len(v["names"])], **v} for k, v in out.items()}
+
+    def describe(self, p: PreparedEpisode, layout: str) -> dict[str, Any]:
+        """The `keys` section of dataset.json."""
+        keys: dict[str, Any] = {}
+        suffix = ".{step:06d}" if layout == "episode" else ""
+        for channel, (name, spec) in self.cameras.items():
+            keys[f"{name}{suffix}.{spec.extension}"] = {
+                "type": "image", "channel": channel, "format": spec.format, "dtype": spec.dtype,
+                "shape": list(spec.shape)}
+        arrays = self._arrays(p)
+        if layout == "episode":
+            keys["steps.npz"] = {"type": "arrays", "arrays": {
+                **{k: {**v, "shape": ["T", *v["shape"]]} for k, v in arrays.items()},
+                **{k: {"dtype": dtype, "shape": ["T"]} for k, dtype in
+                   (("timestamp_ns", "int64"), ("is_first", "bool"), ("is_last", "bool"))}}}
+        else:
+            keys.update({f"{k}.npy": v for k, v in arrays.items()})
+        keys["meta.json"] = {"type": "json"}
+        return keys
+
+
+def _json(value: dict[str, Any]) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
+
+
+def step_samples(key: str, index: int, p: PreparedEpisode, schema: _Schema, images: dict[str, list[bytes]]
+                 ) -> Iterator[list[Member]]:
+    """One sample per step: its members, sorted by name."""
+    n = p.n_frames
+    vectors = schema.vectors(p)
+    fields = trace(p)
+    t0 = int(p.timestamps[0])
+    for t in range(n):
+        sample_key = f"{key}_{t:06d}"
+        members = {f"{name}.{spec.extension}": images[channel][t] for channel, (name, spec) in schema.cameras.items()}
+        members.update({f"{name}.npy": npy(values[t]) for name, values in vectors.items()})
+        members["meta.json"] = _json({
+            "episode": key, "episode_id": p.source.id, "episode_index": index, "step": t, "num_steps": n,
+            "timestamp": (int(p.timestamps[t]) - t0) / 1e9, "timestamp_ns": int(p.timestamps[t]),
+            "is_first": t == 0, "is_last": t == n - 1, "task": p.task, **fields})
+        yield [(f"{sample_key}.{ext}", data) for ext, data in sorted(members.items())]
+
+
+def episode_sample(key: str, index: int, p: PreparedEpisode, schema: _Schema, images: dict[str, list[bytes]]
+                   ) -> list[Member]:
+    """One sample for the whole episode: `steps.npz`, one image member per camera and step, `meta.json`."""
+    n = p.n_frames
+    arrays = schema.vectors(p)
+    arrays["timestamp_ns"] = p.timestamps.astype(np.int64)
+    arrays["is_first"] = np.arange(n) == 0
+    arrays["is_last"] = np.arange(n) == n - 1
+    members = {f"{name}.{t:06d}.{spec.extension}": images[channel][t]
+               for channel, (name, spec) in schema.cameras.items() for t in range(n)}
+    members["steps.npz"] = npz(arrays)
+    members["meta.json"] = _json({"episode": key, "episode_id": p.source.id, "episode_index": index,
+                                  "num_steps": n, "fps": p.fps, "task": p.task, **trace(p)})
+    return [(f"{key}.{ext}", data) for ext, data in sorted(members.items())]
+
+
+class WebDatasetWriter:
+    """`--to webdataset`: tar shards at `<out>/webdataset/`; `shard_mb_range` bounds the shard_mb option."""
+
+    name = "webdataset"
+    description = "WebDataset tar shards (one sample per step or per episode) with a wids index"
+    consumes = "episodes"
+    extra_options = EXTRA_OPTIONS
+
+    def __init__(self, shard_mb_range: tuple[float, float] = (256.0, 1024.0)) -> None:
+        self.shard_mb_range = shard_mb_range
+
+    def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:
+        extra = {**_DEFAULTS, **options.extra}
+        prefix = shard_prefix(extra["dataset_name"])
+        target = shard_bytes(extra["wds_shard_mb"], "wds_shard_mb", *self.shard_mb_range)
+        layout, quality = extra["wds_samples"], int(extra["jpeg_quality"])
+        requested = image_format(extra["image_format"])
+        if layout not in SAMPLE_LAYOUTS:
+            raise OptionError(f"wds_samples {layout!r}: expected one of {', '.join(SAMPLE_LAYOUTS)}")
+        result = WriteResult()
+        with staged_dir(out_dir / self.name, overwrite=options.overwrite) as root, \
+                ShardSet(root, target, lambda i, n: shard_name(prefix, i), closing_size, end_archive) as shards:
+            schema: _Schema | None = None
+            first: PreparedEpisode | None = None
+            samples: list[int] = []  # per shard
+            taken: set[str] = set()
+            fps: set[float] = set()
+            for index, p in prepared_episodes(self.name, episodes, options, result):
+                schema = schema or _Schema.of(p, options, requested)
+                first = first or p
+                fps.add(p.fps)
+                images = {channel: list(encoded_frames(channel, p.cameras[channel], spec, quality))
+                          for channel, (_, spec) in schema.cameras.items()}
+                key = episode_key(p.source.id, taken)
+                group = (list(step_samples(key, index, p, schema, images)) if layout == "step"
+                         else [episode_sample(key, index, p, schema, images)])
+                del images
+                size = sum(member_size(len(data)) for sample in group for _, data in sample)
+                out = shards.file_for(size)
+                for sample in group:
+                    for name, data in sample:
+                        write_member(out, name, data)
+                shards.added(size)
+                samples += [0] * (shards.current_index + 1 - len(samples))
+                samples[shards.current_index] += len(group)
+            written = shards.finish()
+            assert schema is not None and first is not None
+            _write_metadata(root, prefix, layout, written, samples, schema.describe(first, layout), result, fps)
+            result.files = sorted(p.name for p in root.iterdir())
+        return result
+
+    def check(self, format_dir: Path) -> list[str]:
+        """Tar structure, episodes and the index with tarfile; and with `webdataset` when it is importable."""
+        from robokit.converters.webdataset.check import check_dataset
+
+        return check_dataset(format_dir)
+
+
+def _write_metadata(root: Path, prefix: str, layout: str, shards: list[Shard], samples: list[int],
+                    keys: dict[str, Any], result: WriteResult, fps: set[float]) -> None:
+    index = {"__kind__": INDEX_KIND, "wids_version": 1, "name": prefix,
+             "shardlist": [{"url": s.name, "nsamples": n, "filesize": s.size}
+                           for s, n in zip(shards, samples, strict=True)]}
+    (root / index_name(prefix)).write_text(json.dumps(index, indent=1))
+    dataset = {"format": "webdataset", "name": prefix, "samples": layout,
+               "shards": brace_pattern(prefix, len(shards)), "num_shards": len(shards),
+               "num_samples": sum(samples), "num_episodes": result.episodes, "num_steps": result.frames,
+               "fps": fps.pop() if len(fps) == 1 else None, "index": index_name(prefix), "keys": keys}
+    (root / DATASET_JSON).write_text(json.dumps(dataset, indent=2))
