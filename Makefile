@@ -5,8 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SAMPLE := build/sample
 DEMO_OUT := build/demo
-DEMO_FORMATS := lerobot
-DEMO_SCENE := build/demo-scene
+DEMO_FORMATS := lerobot rlds webdataset mcap viam-binary viam-sequence usd mjcf
 
 # Conformance: the real consumers (lerobot 0.6.1 needs Python 3.12) in an environment cached outside the clone.
 PY312 ?= $(firstword $(wildcard $(shell pyenv root 2>/dev/null)/versions/3.12*/bin/python3.12) $(shell command -v python3.12))
@@ -28,18 +27,18 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-# The main job on built-in sample data: recordings -> every format in one pass -> checks.
+# The main job on built-in sample data: simulated recordings + a sample scene -> every format in one
+# pass -> each output loaded by its consumer -> the exported actions replayed in the simulator.
 demo: $(STAMP)
 	rm -rf $(SAMPLE) $(DEMO_OUT)
-	$(BIN)/robokit sample --out $(SAMPLE) --episodes 3
-	$(BIN)/robokit info $(SAMPLE)/episode_000
-	$(BIN)/robokit convert $(SAMPLE)/episode_000 $(SAMPLE)/episode_001 $(SAMPLE)/episode_002 \
-		$(foreach f,$(DEMO_FORMATS),--to $(f)) --out $(DEMO_OUT) --fps 15 --action joints/position_delta --no-cache
-	rm -rf $(DEMO_SCENE)
+	MUJOCO_GL=egl $(BIN)/robokit sim record --out $(SAMPLE) --episodes 3 --duration 6
 	$(BIN)/robokit sample --scene --out $(SAMPLE)/scene
-	$(BIN)/robokit convert $(SAMPLE)/scene/scene.yaml $(SAMPLE)/episode_000 --to usd --to mjcf --out $(DEMO_SCENE) \
-		--collision-from-splat --no-cache
-	$(BIN)/robokit check $(DEMO_SCENE)
+	$(BIN)/robokit info $(SAMPLE)/episode_000
+	MUJOCO_GL=egl $(BIN)/robokit convert $(SAMPLE)/episode_000 $(SAMPLE)/episode_001 $(SAMPLE)/episode_002 \
+		$(SAMPLE)/scene/scene.yaml $(foreach f,$(DEMO_FORMATS),--to $(f)) --out $(DEMO_OUT) \
+		--fps 15 --action joint_commands/position --pose tf/tool0 --pose tf/cube --collision-from-splat --no-cache
+	MUJOCO_GL=egl $(BIN)/robokit check $(DEMO_OUT)
+	MUJOCO_GL=egl $(BIN)/robokit sim replay $(DEMO_OUT)/lerobot --model $(SAMPLE)/scene.xml --interpolate
 
 lint: $(STAMP)
 	$(BIN)/ruff check robokit tests bench

@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 import trimesh
 
-VOXELS_ACROSS = 40  # along the mesh's longest side
+VOXELS_ACROSS = 40  # along the mesh's longest side, at the finest
 
 
 def greedy_boxes(solid: npt.NDArray[np.bool_]) -> list[tuple[tuple[int, int, int], tuple[int, int, int]]]:
@@ -33,13 +33,18 @@ def greedy_boxes(solid: npt.NDArray[np.bool_]) -> list[tuple[tuple[int, int, int
     return boxes
 
 
-def surface_boxes(mesh: trimesh.Trimesh) -> tuple[list[trimesh.Trimesh], float]:
-    """Box meshes covering the voxelised surface of `mesh`, and the voxel size used."""
+def surface_boxes(mesh: trimesh.Trimesh, max_boxes: int) -> tuple[list[trimesh.Trimesh], float]:
+    """At most `max_boxes` box meshes covering the voxelised surface of `mesh` (coarser voxels until they fit)."""
     pitch = float(max(mesh.extents.max(), 1e-3)) / VOXELS_ACROSS
-    grid = mesh.voxelized(pitch)
+    while True:
+        grid = mesh.voxelized(pitch)
+        spans = greedy_boxes(np.asarray(grid.matrix, dtype=bool))
+        if len(spans) <= max_boxes or max(grid.shape) <= 2:
+            break
+        pitch *= 1.5
     corner = np.asarray(grid.transform, dtype=np.float64)[:3, 3] - pitch / 2  # voxel (0,0,0) low corner
     boxes = []
-    for lo, hi in greedy_boxes(np.asarray(grid.matrix, dtype=bool)):
+    for lo, hi in spans:
         low, high = corner + np.asarray(lo) * pitch, corner + np.asarray(hi) * pitch
         boxes.append(trimesh.creation.box(high - low, trimesh.transformations.translation_matrix((low + high) / 2)))
     return boxes, pitch

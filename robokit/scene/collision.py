@@ -2,6 +2,8 @@
 
 Every piece handed to a writer is finite, has consistent winding and encloses volume: flat or colinear
 input is thickened before its hull is taken, so neither MuJoCo ("coplanar vertices") nor PhysX rejects it.
+A mesh that is not watertight has its small holes filled; an open surface (CoACD would take minutes on
+it) is covered by boxes from its voxelised surface instead, merged down to the piece limit.
 Decompositions are cached by mesh content, so writing USD and MJCF from one scene decomposes once.
 """
 
@@ -14,12 +16,15 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 import trimesh
+from scipy.spatial import ConvexHull
 
 from robokit.errors import ConversionError
+from robokit.scene.boxes import surface_boxes
 from robokit.scene.model import SceneObject
 
 MIN_THICKNESS = 1e-3  # metres: flat input is thickened to this before taking its hull
 MAX_HULL_VERTICES = 64  # per convex piece (PhysX's default hull limit)
+BOXES_PER_PIECE = 6  # an open surface is first covered by up to this many boxes per allowed piece
 _CACHE_SIZE = 64
 _cache: OrderedDict[str, tuple[trimesh.Trimesh, ...]] = OrderedDict()
 
@@ -31,10 +36,6 @@ class CollisionShapes:
     mode: str
     pieces: tuple[trimesh.Trimesh, ...]
     notes: tuple[str, ...] = ()
-
-    @property
-    def convex(self) -> bool:
-        return self.mode != "mesh"
 
 
 def effective_mode(obj: SceneObject, default: str) -> tuple[str, list[str]]:
@@ -57,9 +58,26 @@ def collision_shapes(obj: SceneObject, mode: str, max_pieces: int = 16, threshol
         return CollisionShapes(mode, (convex_hull(mesh.vertices, obj.name),))
     if mode != "convex-decomposition":
         raise ConversionError(f"object {obj.name!r}: unknown collision mode {mode!r}")
-    notes = () if mesh.is_watertight else (f"{obj.name}: mesh is not watertight; CoACD remeshed it before "
-                                           "decomposing",)
-    return CollisionShapes(mode, decompose(mesh, obj.name, max_pieces, threshold), notes)
+    if mesh.is_watertight:
+        return CollisionShapes(mode, decompose(mesh, obj.name, max_pieces, threshold))
+    closed = close_small_holes(mesh)
+    if closed is not None:
+        return CollisionShapes(mode, decompose(closed, obj.name, max_pieces, threshold),
+                               (f"{obj.name}: small holes in the mesh filled before decomposing",))
+    boxes, pitch = surface_boxes(mesh, BOXES_PER_PIECE * max_pieces)
+    pieces = merge_pieces(boxes, max_pieces, obj.name)
+    return CollisionShapes(mode, pieces, (f"{obj.name}: mesh is not watertight; {len(pieces)} convex pieces "
+                                          f"cover its surface voxelised at {pitch:.3g} m",))
+
+
+def close_small_holes(mesh: trimesh.Trimesh) -> trimesh.Trimesh | None:
+    """`mesh` made watertight by filling holes that add under 1 % of its area; None when that does not work."""
+    closed = mesh.copy()
+    trimesh.repair.fill_holes(closed)
+    if not closed.is_watertight or closed.area > 1.01 * mesh.area:
+        return None
+    trimesh.repair.fix_normals(closed)
+    return closed
 
 
 def convex_hull(points: npt.ArrayLike, name: str) -> trimesh.Trimesh:
@@ -124,7 +142,7 @@ def merge_pieces(pieces: list[trimesh.Trimesh], max_pieces: int, name: str) -> t
     cost: dict[tuple[int, int], float] = {}
 
     def added(i: int, j: int) -> float:
-        joint = convex_hull(np.vstack([pieces[i].vertices, pieces[j].vertices]), name)
+        joint = ConvexHull(np.vstack([pieces[i].vertices, pieces[j].vertices]))
         return float(joint.volume - pieces[i].volume - pieces[j].volume)
 
     alive = set(range(len(pieces)))

@@ -87,9 +87,24 @@ def test_mass_from_density_when_not_given() -> None:
     assert np.diag(item.mass.inertia) == pytest.approx(3.0 / 12 * np.array([0.13, 0.10, 0.05]))
 
 
-def test_open_mesh_is_remeshed_before_decomposing() -> None:
+def test_open_surface_is_covered_by_boxes_keeping_its_cavity() -> None:
     box = trimesh.creation.box((0.2, 0.2, 0.2))
-    lidless = trimesh.Trimesh(box.vertices, box.faces[box.face_normals[:, 2] < 0.5])  # top face removed
-    shapes = col.collision_shapes(SceneObject("tray", lidless), "convex-decomposition", 4, 0.05)
-    assert 1 <= len(shapes.pieces) <= 4 and all(p.is_volume for p in shapes.pieces)
-    assert "not watertight" in shapes.notes[0]
+    lidless = trimesh.Trimesh(box.vertices, box.faces[box.face_normals[:, 2] < 0.5])  # a tray: top removed
+    shapes = col.collision_shapes(SceneObject("tray", lidless), "convex-decomposition", 8, 0.05)
+    assert len(shapes.pieces) == 5 and all(p.is_volume for p in shapes.pieces)  # bottom and four walls
+    assert sum(p.volume for p in shapes.pieces) < 0.2 * box.volume
+    assert "tray: mesh is not watertight" in shapes.notes[0]
+    bowl = trimesh.creation.icosphere(3, 0.1)
+    bowl.update_faces(bowl.face_normals[:, 2] < 0.7)
+    assert len(col.collision_shapes(SceneObject("bowl", bowl), "convex-decomposition", 6, 0.05).pieces) == 6
+
+
+def test_small_holes_are_filled(monkeypatch: pytest.MonkeyPatch) -> None:
+    import coacd
+
+    ball = trimesh.creation.icosphere(3, 0.1)
+    holed = trimesh.Trimesh(ball.vertices, ball.faces[1:])  # one of 1280 triangles missing
+    monkeypatch.setattr(coacd, "run_coacd", lambda *a, **k: pytest.fail("a closed ball is convex"))
+    shapes = col.collision_shapes(SceneObject("ball", holed), "convex-decomposition", 8, 0.05)
+    assert len(shapes.pieces) == 1 and shapes.pieces[0].volume == pytest.approx(ball.volume)
+    assert "small holes" in shapes.notes[0]

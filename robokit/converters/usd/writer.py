@@ -17,6 +17,7 @@ from robokit.scene.options import SCENE_OPTIONS, SceneOptions
 from robokit.scene.prepare import PreparedScene, prepare_scene
 
 USD_FORMATS = ("usda", "usdc", "usdz")
+LARGE_SPLAT_COUNT = 500_000
 EXTRA_OPTIONS = (*SCENE_OPTIONS,
                  ExtraOption("usd_format", str, "usda", "USD file: usda (text), usdc (binary) or usdz (package).",
                              USD_FORMATS))
@@ -36,6 +37,9 @@ class UsdWriter(SceneConverter):
             raise OptionError(f"usd_format {fmt!r}: expected one of {', '.join(USD_FORMATS)}")
         prepared = prepare_scene(scene, SceneOptions.from_writer(options), exact_meshes=True)
         result = self.start_result(prepared, options)
+        if fmt == "usda" and sum(len(s) for s in scene.splats) > LARGE_SPLAT_COUNT:
+            result.warnings.append("a large splat as usda text is slow to write and open; --usd-format usdc is "
+                                   "binary and several times smaller")
         with staged_dir(out_dir / self.name, overwrite=options.overwrite) as root:
             layer = root / ("scene.usdc" if fmt == "usdz" else f"scene.{fmt}")
             self._author(prepared, layer)

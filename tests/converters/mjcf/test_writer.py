@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import mujoco
@@ -76,6 +77,19 @@ def test_cube_dropped_into_a_concave_bin(tmp_path: Path, mode: str, inside: bool
     assert warnings == [] and not data.warning.number.any()
 
 
+def test_cube_dropped_into_an_open_surface_tray(tmp_path: Path) -> None:
+    """A single-sided tray (not watertight, no wall thickness) still keeps the cube inside."""
+    box = trimesh.creation.box(BIN_SIZE).apply_translation((0, 0, BIN_SIZE[2] / 2))
+    tray = trimesh.Trimesh(box.vertices, box.faces[box.face_normals[:, 2] < 0.5])
+    scene = _drop_scene("convex-decomposition")
+    scene.objects[0] = SceneObject("tray", tray)
+    result = get_converter("mjcf").write_scene(scene, tmp_path, WriterOptions())
+    assert any("tray: mesh is not watertight" in w for w in result.warnings)
+    model, data, warnings = _compile(tmp_path / "mjcf")
+    _settle(model, data, 2.0)
+    assert _body_z(model, data, "cube") < CUBE_SIZE + 0.01 and warnings == []
+
+
 def test_splats_are_noted_and_the_splat_collider_written(mjcf_written: tuple[Path, WriteResult]) -> None:
     mjcf_dir, result = mjcf_written
     assert any("not representable in MJCF" in w for w in result.warnings)
@@ -128,3 +142,17 @@ def test_bare_mesh_scene_defaults(tmp_path: Path) -> None:
     result = get_converter("mjcf").write_scene(load_scene([mesh], [], options), tmp_path, options)
     assert any("frame 'opencv' ignored" in w for w in result.warnings)
     assert get_converter("mjcf").check(tmp_path / "mjcf") == []
+
+
+def test_a_y_up_scene_is_turned_z_up(tmp_path: Path) -> None:
+    """Poses given in the opengl convention (Y up, −Z forward) land Z-up; vertices stay in the object frame."""
+    cube = SceneObject("cube", trimesh.creation.box((0.1, 0.2, 0.3)), Pose(np.array([0.0, 1.0, -2.0])))
+    scene = Scene(objects=[cube], ground=None)
+    scene.meta = replace(scene.meta, convention="opengl")
+    get_converter("mjcf").write_scene(scene, tmp_path, WriterOptions(extra={"collision": "convex-hull"}))
+    model, data, _ = _compile(tmp_path / "mjcf")
+    mujoco.mj_forward(model, data)
+    body = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "cube")
+    assert data.xpos[body] == pytest.approx([2.0, 0.0, 1.0])  # 2 m forward, 1 m up
+    assert Rotation.from_matrix(data.xmat[body].reshape(3, 3)).as_rotvec() == pytest.approx(
+        Rotation.from_matrix([[0, 0, -1], [-1, 0, 0], [0, 1, 0]]).as_rotvec())
