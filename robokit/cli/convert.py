@@ -110,6 +110,7 @@ def convert(
     executor: Annotated[str, typer.Option(help="local | ray.")] = "local",
     ray_address: Annotated[str | None, typer.Option(help="Address of an existing Ray cluster.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also every item as it is read.")] = False,
 ) -> None:
     """Convert recordings into training datasets and scenes: many formats in one pass."""
     from robokit.cli.summary import print_summary
@@ -133,7 +134,7 @@ def convert(
     options["overwrite"] = overwrite or bool(options.get("overwrite", False))
 
     def log(msg: str) -> None:
-        if not quiet:
+        if not quiet and (verbose or not msg.startswith("read ")):
             print(msg, file=sys.stderr)
 
     job = export(paths, formats, dest, options, manifest=manifest, task=task, shard_spec=shard,

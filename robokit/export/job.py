@@ -17,6 +17,7 @@ from typing import Any
 
 from robokit.converters import get_converter
 from robokit.converters.options import WriterOptions
+from robokit.digest import source_digest
 from robokit.errors import ConversionError, OptionError, RobokitError
 from robokit.export.cache import ExportCache, cache_key
 from robokit.export.manifest import ManifestItem, items_from_paths, read_manifest, shard
@@ -125,6 +126,15 @@ def _format_sources(episodes: Sequence[Episode]) -> list[dict[str, Any]]:
              "id": e.id, "tasks": e.tasks, "tags": dict(e.meta.tags)} for e in episodes]
 
 
+def _scene_sources(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    """Scene inputs by content: a description's whole folder (its meshes and splats), else the file."""
+    out = []
+    for p in paths:
+        files = [f for f in p.parent.rglob("*") if f.is_file()] if p.suffix in (".yaml", ".yml", ".json") else [p]
+        out.append({"scene": str(p), "version": source_digest(files)})
+    return out
+
+
 def _previous(dest: Path) -> dict[str, Any]:
     try:
         data: dict[str, Any] = json.loads((dest / EXPORT_JSON).read_text())
@@ -142,8 +152,8 @@ def _write_format(
     conv = get_converter(name)
     report = FormatReport(name)
     start = time.perf_counter()
-    key = cache_key(name, _options_record(options), _format_sources(episodes)
-                    + [{"scene": str(p)} for p in scene_paths], __version__)
+    key = cache_key(name, _options_record(options), _format_sources(episodes) + _scene_sources(scene_paths),
+                    __version__)
     report.cache_key = key
     out = dest / name
     prior = previous.get("formats", {}).get(name, {})
@@ -179,6 +189,8 @@ def _write_format(
     report.warnings = list(result.warnings)
     report.bytes = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     report.seconds = time.perf_counter() - start
+    log(f"{name}: wrote {report.episodes} episode(s), {report.frames} frames, {report.bytes / 1e6:.1f} MB "
+        f"in {report.seconds:.1f} s ({report.frames / max(report.seconds, 1e-9):.0f} frames/s)")
     for w in result.warnings:
         log(f"warning: {name}: {w}")
     if cache is not None:
@@ -222,6 +234,8 @@ def read_items(items: Sequence[ManifestItem], task: str | None, note: Log) -> In
                 continue
         rep.episodes = [e.id for e in eps]
         rep.seconds = time.perf_counter() - t0
+        for e in eps:
+            note(f"read {item.label}: episode {e.id}, {len(e.streams)} streams, {e.duration_s:.1f} s")
         inputs.episodes.extend(eps)
     return inputs
 
