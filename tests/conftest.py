@@ -40,3 +40,17 @@ def shared_fixtures() -> Path:
     if not SHARED_FIXTURES.is_dir():
         pytest.skip("../shared/fixtures is not present")
     return SHARED_FIXTURES
+
+
+@pytest.fixture(scope="session")
+def lerobot_root(sample_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A LeRobot dataset written once per session from the sample recordings (writer, reader and checks)."""
+    import robokit
+    from robokit.converters import get_converter
+    from robokit.converters.options import WriterOptions
+
+    out = tmp_path_factory.mktemp("lerobot-out")
+    episodes = robokit.open(sorted(sample_dir.iterdir()))
+    options = WriterOptions(fps=15, action="joints/position_delta", poses=("tf/tool0",), robot_type="sample_arm")
+    get_converter("lerobot").write(episodes, out, options)
+    return out / "lerobot"
