@@ -27,7 +27,8 @@ def _write_v21(root: Path, lengths: list[int], fps: int = 10) -> None:
         "features": {
             "observation.state": {"dtype": "float32", "shape": [2], "names": ["a", "b"]},
             "action": {"dtype": "float32", "shape": [2], "names": ["a", "b"]},
-            "observation.images.top": {"dtype": "video", "shape": [48, 64, 3], "names": ["height", "width", "channels"]},
+            "observation.images.top": {"dtype": "video", "shape": [48, 64, 3],
+                                       "names": ["height", "width", "channels"]},
             "timestamp": {"dtype": "float32", "shape": [1], "names": None},
             "frame_index": {"dtype": "int64", "shape": [1], "names": None},
             "episode_index": {"dtype": "int64", "shape": [1], "names": None},
@@ -38,8 +39,8 @@ def _write_v21(root: Path, lengths: list[int], fps: int = 10) -> None:
     (root / "meta").mkdir(parents=True)
     (root / "meta" / "info.json").write_text(json.dumps(info))
     (root / "meta" / "tasks.jsonl").write_text('{"task_index": 0, "task": "stack"}\n')
-    (root / "meta" / "episodes.jsonl").write_text(
-        "".join(json.dumps({"episode_index": i, "tasks": ["stack"], "length": n}) + "\n" for i, n in enumerate(lengths)))
+    rows = [{"episode_index": i, "tasks": ["stack"], "length": n} for i, n in enumerate(lengths)]
+    (root / "meta" / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     index = 0
     for ep, n in enumerate(lengths):
         fi = np.arange(n)
@@ -72,7 +73,7 @@ def test_v21_root_reads_per_episode_files(tmp_path: Path) -> None:
     assert eps[1].tasks == ("stack",)
     cam = eps[1]["top/rgb"]
     assert isinstance(cam, ImageStream) and len(cam) == 7
-    levels = [int(round(f.array().mean())) for f in cam.frames()]
+    levels = [round(float(f.array().mean())) for f in cam.frames()]
     assert all(abs(a - b) <= 2 for a, b in zip(levels, [20 * i for i in range(7)], strict=True))
 
 
