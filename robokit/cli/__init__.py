@@ -36,4 +36,8 @@ def main(argv: list[str] | None = None) -> int:
     except RobokitError as exc:
         print(f"robokit: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # the file system refused (a path that is a file, permissions, a full disk)
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"robokit: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
     return 0

@@ -25,6 +25,8 @@ class Destination:
             self.local = self._staging
         else:
             self.local = Path(dest.removeprefix("file://"))
+            if self.local.exists() and not self.local.is_dir():
+                raise OptionError(f"--out {self.local}: exists and is not a folder")
 
     def __enter__(self) -> Destination:
         return self

@@ -41,3 +41,10 @@ def test_cache_commands(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["cache", "ls"]) == 0
     assert "entries in" in capsys.readouterr().out
     assert main(["cache", "rm", "--all"]) == 0
+
+
+def test_out_that_is_a_file(sample_bag: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "afile"
+    target.write_text("x")
+    assert main(["convert", str(sample_bag), "--to", "lerobot", "--out", str(target)]) == 2
+    assert "is not a folder" in capsys.readouterr().err
