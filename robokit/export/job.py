@@ -11,7 +11,7 @@ import json
 import shutil
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -377,7 +377,3 @@ def summary_rows(job: ExportJob) -> list[tuple[str, ...]]:
     """One row per format: status, episodes, frames, size, time."""
     return [(name, r.status, str(r.episodes), str(r.frames), f"{r.bytes / 1e6:.1f} MB", f"{r.seconds:.1f} s")
             for name, r in job.formats.items()]
-
-
-def with_overwrite(options: WriterOptions, overwrite: bool) -> WriterOptions:
-    return replace(options, overwrite=overwrite)

@@ -9,6 +9,7 @@ from pathlib import Path
 import yaml
 
 from robokit.errors import OptionError, SourceError
+from robokit.timeline.episode import TASK_CHANNEL
 
 # Tokens that say "this is an image" rather than which camera it is.
 CAMERA_TOKENS = frozenset(
@@ -36,7 +37,6 @@ CAMERA_TOKENS = frozenset(
 )
 DEPTH_TOKEN = "depth"
 TASK_TOKENS = frozenset({"task", "instruction", "language_instruction", "prompt"})
-TASK_CHANNEL = "task"
 
 
 def tokens(topic: str) -> list[str]:

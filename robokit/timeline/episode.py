@@ -164,9 +164,6 @@ class Episode:
             raise ChannelError(name, list(streams))
         return derived
 
-    def of_kind(self, cls: type[Stream]) -> dict[str, Stream]:
-        return {k: s for k, s in self.streams.items() if isinstance(s, cls)}
-
     @property
     def cameras(self) -> dict[str, ImageStream]:
         return {k: s for k, s in self.streams.items() if isinstance(s, ImageStream)}
