@@ -137,8 +137,13 @@ def convert(
         if not quiet and (verbose or not msg.startswith("read ")):
             print(msg, file=sys.stderr)
 
+    bars = None
+    if not quiet and sys.stderr.isatty():
+        from robokit.cli.progress import BarsProgress
+
+        bars = BarsProgress()
     job = export(paths, formats, dest, options, manifest=manifest, task=task, shard_spec=shard,
                  allow_outside=allow_outside, use_cache=not no_cache, workers=workers or os.cpu_count() or 1,
-                 executor=executor, ray_address=ray_address, log=log)
+                 executor=executor, ray_address=ray_address, log=log, progress=bars)
     if not quiet:
         print_summary(job)

@@ -1,29 +1,89 @@
-"""Executors for format tasks: local processes or an existing Ray cluster."""
+"""Where episodes are encoded: in this process, in local worker processes, or as tasks on a Ray cluster.
+
+Every executor yields results in input order and keeps at most a few episodes per worker in flight, so
+memory stays bounded and the assembled output equals the serial one.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+import multiprocessing
+from collections import deque
+from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
 from typing import Any
 
-from robokit.errors import OptionError
-from robokit.export.job import FormatReport, FormatTask, run_format
+from robokit.converters import get_converter
+from robokit.converters.streaming import Encoded, EpisodeContext, encode_safely
+from robokit.errors import ConversionError, OptionError
+from robokit.export.items import EpisodeRef, open_item
+from robokit.timeline import Episode
 
 EXECUTORS = ("local", "ray")
+Jobs = tuple[tuple[str, Any], ...]  # (format name, its plan)
+_IN_FLIGHT_PER_WORKER = 2
 
 
-def run_tasks(tasks: Sequence[FormatTask], executor: str, workers: int, ray_address: str | None
-              ) -> list[tuple[FormatReport, list[str]]]:
-    """Run every task and return their results in task order (so output equals the serial run)."""
-    if executor == "local":
-        with ProcessPoolExecutor(max_workers=max(1, min(workers, len(tasks)))) as pool:
-            return list(pool.map(run_format, tasks))
-    if executor == "ray":
-        return _run_ray(tasks, ray_address)
-    raise OptionError(f"executor {executor!r}: expected one of {', '.join(EXECUTORS)}")
+@dataclass(frozen=True)
+class EpisodeTask:
+    """One episode to encode for every format, picklable: where to open it, its input index, the plans."""
+
+    ref: EpisodeRef
+    index: int
+    jobs: Jobs
 
 
-def _run_ray(tasks: Sequence[FormatTask], address: str | None) -> list[tuple[FormatReport, list[str]]]:
+def encode_all(ctx: EpisodeContext, jobs: Jobs) -> list[Encoded]:
+    """The episode encoded for each format in `jobs` (its read and resampling shared)."""
+    return [encode_safely(get_converter(name), ctx, plan) for name, plan in jobs]  # type: ignore[arg-type]
+
+
+_opened: dict[str, list[Episode]] = {}  # per worker process: the last item opened (items hold many episodes)
+
+
+def encode_task(task: EpisodeTask) -> list[Encoded]:
+    """Open the task's episode again (episodes do not pickle) and encode it; runs in a worker."""
+    key = repr(task.ref.item)
+    if key not in _opened:
+        _opened.clear()
+        _opened[key] = open_item(task.ref.item)
+    return encode_all(EpisodeContext(_opened[key][task.ref.position], task.index), task.jobs)
+
+
+def encoded_in_order(tasks: Sequence[EpisodeTask], executor: str, workers: int, ray_address: str | None
+                     ) -> Iterator[list[Encoded]]:
+    """Each task's result, in task order, from worker processes or Ray tasks."""
+    check_executor(executor)
+    yield from (_local(tasks, workers) if executor == "local" else _ray(tasks, ray_address, workers))
+
+
+def check_executor(executor: str) -> None:
+    """OptionError naming the executors when `executor` is none of them."""
+    if executor not in EXECUTORS:
+        raise OptionError(f"executor {executor!r}: expected one of {', '.join(EXECUTORS)}")
+
+
+def _local(tasks: Sequence[EpisodeTask], workers: int) -> Iterator[list[Encoded]]:
+    # forkserver: the parent runs assembler threads, and forking a threaded process can deadlock
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=max(1, min(workers, len(tasks))), mp_context=context) as pool:
+        pending: deque[Future[list[Encoded]]] = deque()
+        try:
+            for task in tasks:
+                pending.append(pool.submit(encode_task, task))
+                if len(pending) >= workers * _IN_FLIGHT_PER_WORKER:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        except BrokenProcessPool as exc:
+            raise ConversionError(
+                "a worker process died (out of memory, or a script calling robokit.export with workers > 1 "
+                "outside `if __name__ == '__main__':`); retry with workers=1 to see the episode's own error"
+            ) from exc
+
+
+def _ray(tasks: Sequence[EpisodeTask], address: str | None, workers: int) -> Iterator[list[Encoded]]:
     try:
         import ray
     except ImportError as exc:
@@ -32,8 +92,16 @@ def _run_ray(tasks: Sequence[FormatTask], address: str | None) -> list[tuple[For
     if started_here:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     try:
-        remote: Any = ray.remote(run_format)
-        return list(ray.get([remote.remote(t) for t in tasks]))
+        remote: Any = ray.remote(encode_task)
+        cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
+        window = max(workers, cpus) * _IN_FLIGHT_PER_WORKER
+        pending: deque[Any] = deque()
+        for task in tasks:
+            pending.append(remote.remote(task))
+            if len(pending) >= window:
+                yield ray.get(pending.popleft())
+        while pending:
+            yield ray.get(pending.popleft())
     finally:
         if started_here:
             ray.shutdown()

@@ -1,8 +1,10 @@
 """The batch export: items → episodes (read once) → every requested writer → `<dest>/<format>/`.
 
-Unconvertible items are skipped with a warning naming the item and the reason; the export fails
-only when nothing converts. `<dest>/export.json` records every item and format; `export.log` the
-warnings.
+Formats that are up to date or cached are reused; the others are written from one pass over the
+episodes (see pipeline.py), episodes encoded in parallel when there are workers; scene formats and
+plug-in writers without the streaming steps write on their own. Unconvertible items are skipped with a
+warning naming the item and the reason; the export fails only when nothing converts.
+`<dest>/export.json` records every item and format; `export.log` the warnings.
 """
 
 from __future__ import annotations
@@ -10,17 +12,22 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from robokit.converters import get_converter
 from robokit.converters.options import WriterOptions
+from robokit.converters.registry import WriteResult
+from robokit.converters.streaming import StreamingConverter
 from robokit.digest import source_digest
 from robokit.errors import ConversionError, OptionError, RobokitError
 from robokit.export.cache import ExportCache, cache_key
-from robokit.export.manifest import ManifestItem, items_from_paths, read_manifest, shard
+from robokit.export.executors import check_executor
+from robokit.export.items import Inputs, ItemReport, Log, read_items
+from robokit.export.manifest import items_from_paths, read_manifest, shard
+from robokit.export.progress import NoProgress, Progress
 from robokit.timeline import Episode
 
 EXPORT_JSON = "export.json"
@@ -29,20 +36,6 @@ EXPORT_LOG = "export.log"
 
 class ExportError(RobokitError):
     """Nothing could be converted, or the destination holds another export."""
-
-
-@dataclass
-class ItemReport:
-    """What happened to one manifest item."""
-
-    label: str
-    data_path: str
-    status: str = "converted"  # converted | skipped
-    reason: str = ""
-    episodes: list[str] = field(default_factory=list)
-    frames: dict[str, int] = field(default_factory=dict)
-    files: dict[str, list[str]] = field(default_factory=dict)
-    seconds: float = 0.0
 
 
 @dataclass
@@ -90,31 +83,6 @@ class ExportJob:
                 "items": [asdict(i) for i in self.items], "warnings": self.warnings}
 
 
-Log = Callable[[str], None]
-
-
-def _open_item(item: ManifestItem) -> list[Episode]:
-    """Episodes of one item with its manifest overrides applied; the index pass runs here."""
-    import robokit
-
-    episodes = robokit.open(item.data_path)
-    out = []
-    for n, ep in enumerate(episodes):
-        if not ep.streams:
-            raise RobokitError(f"{item.data_path}: no readable streams")
-        if item.segment:
-            ep = ep.crop(*item.segment)
-        changes: dict[str, Any] = {}
-        if item.episode_id:
-            changes["episode_id"] = item.episode_id if len(episodes) == 1 else f"{item.episode_id}_{n:03d}"
-        if item.task:
-            changes["tasks"] = (item.task,)
-        if item.tags:
-            changes["tags"] = {**ep.meta.tags, **item.tags}
-        out.append(ep.with_streams(ep.streams, **changes) if changes else ep)
-    return out
-
-
 def _options_record(options: WriterOptions) -> dict[str, Any]:
     record = asdict(options)
     record.pop("overwrite", None)
@@ -143,19 +111,9 @@ def _previous(dest: Path) -> dict[str, Any]:
         return {}
 
 
-def _write_format(
-    name: str, episodes: Sequence[Episode], scene_paths: Sequence[Path], dest: Path, options: WriterOptions,
-    cache: ExportCache | None, previous: dict[str, Any], log: Log,
-) -> FormatReport:
-    from robokit import __version__
-
-    conv = get_converter(name)
-    report = FormatReport(name)
-    start = time.perf_counter()
-    key = cache_key(name, _options_record(options), _format_sources(episodes) + _scene_sources(scene_paths),
-                    __version__)
-    report.cache_key = key
-    out = dest / name
+def _reuse(name: str, key: str, out: Path, options: WriterOptions, cache: ExportCache | None,
+           previous: dict[str, Any], log: Log) -> FormatReport | None:
+    """The report of a format whose output is up to date or cached (then copied in); None: write it."""
     prior = previous.get("formats", {}).get(name, {})
     if out.exists() and prior.get("cache_key") == key and prior.get("status") != "failed":
         log(f"{name}: up to date in {out} (same sources and options)")
@@ -163,34 +121,25 @@ def _write_format(
     if out.exists() and not options.overwrite:
         raise ExportError(f"{out} already holds a different export; pass --overwrite to replace it")
     entry = cache.get(key) if cache else None
-    if entry is not None:
-        if out.exists():
-            shutil.rmtree(out)
-        cache.materialise(entry, out)  # type: ignore[union-attr]
-        log(f"{name}: cache hit {key[:12]}, {entry.meta.get('episodes', 0)} episode(s) reused without converting")
-        report = FormatReport(**{**entry.meta["report"], "status": "cached", "cache_key": key})
-        report.seconds = time.perf_counter() - start
-        return report
-    if conv.consumes == "scene":
-        from robokit.export.scenes import load_scene
+    if entry is None:
+        return None
+    start = time.perf_counter()
+    if out.exists():
+        shutil.rmtree(out)
+    cache.materialise(entry, out)  # type: ignore[union-attr]
+    log(f"{name}: cache hit {key[:12]}, {entry.meta.get('episodes', 0)} episode(s) reused without converting")
+    return FormatReport(**{**entry.meta["report"], "status": "cached", "cache_key": key,
+                           "seconds": time.perf_counter() - start})
 
-        if not scene_paths:
-            raise RobokitError(f"{name} writes scenes: give a scene file (YAML/JSON, splat PLY or mesh)")
-        writer: Any = conv
-        result = writer.write_scene(load_scene(scene_paths, episodes, options), dest, options)
-    else:
-        if not episodes:
-            raise RobokitError(f"{name}: no recordings to convert")
-        try:
-            result = conv.write(episodes, dest, options)
-        except OSError as exc:  # e.g. a full disk: the writer's staging folder is already gone
-            raise ConversionError(f"{name}: {exc.strerror or exc} ({exc.filename or dest})") from exc
-    report.episodes, report.frames, report.files = result.episodes, result.frames, result.files
-    report.warnings = list(result.warnings)
+
+def _written(name: str, key: str, result: WriteResult, out: Path, seconds: float, cache: ExportCache | None,
+             log: Log) -> FormatReport:
+    """The report of a format just written, logged and put into the cache."""
+    report = FormatReport(name, episodes=result.episodes, frames=result.frames, files=result.files,
+                          warnings=list(result.warnings), cache_key=key, seconds=seconds)
     report.bytes = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
-    report.seconds = time.perf_counter() - start
     log(f"{name}: wrote {report.episodes} episode(s), {report.frames} frames, {report.bytes / 1e6:.1f} MB "
-        f"in {report.seconds:.1f} s ({report.frames / max(report.seconds, 1e-9):.0f} frames/s)")
+        f"in {seconds:.1f} s ({report.frames / max(seconds, 1e-9):.0f} frames/s)")
     for w in result.warnings:
         log(f"warning: {name}: {w}")
     if cache is not None:
@@ -199,75 +148,52 @@ def _write_format(
     return report
 
 
-@dataclass
-class Inputs:
-    """What the items gave: their reports, the episodes to convert, and scene files."""
-
-    reports: list[ItemReport]
-    episodes: list[Episode]
-    scene_paths: list[Path]
-
-
-def read_items(items: Sequence[ManifestItem], task: str | None, note: Log) -> Inputs:
-    """Open every item (index pass included); unreadable ones are skipped with their reason."""
-    from robokit.export.scenes import is_scene_input
-
-    inputs = Inputs([], [], [])
-    for item in items:
-        rep = ItemReport(item.label, str(item.data_path))
-        inputs.reports.append(rep)
-        t0 = time.perf_counter()
-        if is_scene_input(item.data_path):
-            inputs.scene_paths.append(item.data_path)
-            rep.episodes = [item.data_path.stem]
-            continue
-        try:
-            eps = _open_item(item)
-        except RobokitError as exc:
-            rep.status, rep.reason = "skipped", str(exc)
-            note(f"warning: skipped {item.label}: {exc}")
-            continue
-        if task is not None:
-            eps = [e for e in eps if task in e.tasks]
-            if not eps:
-                rep.status, rep.reason = "skipped", f"task does not match {task!r}"
-                continue
-        rep.episodes = [e.id for e in eps]
-        rep.seconds = time.perf_counter() - t0
-        for e in eps:
-            note(f"read {item.label}: episode {e.id}, {len(e.streams)} streams, {e.duration_s:.1f} s")
-        inputs.episodes.extend(eps)
-    return inputs
-
-
-@dataclass(frozen=True)
-class FormatTask:
-    """One format to write: everything a worker process (or Ray task) needs, picklable."""
-
-    name: str
-    items: tuple[ManifestItem, ...]
-    task: str | None
-    dest: Path
-    options: WriterOptions
-    cache_root: Path | None
-    use_cache: bool
-    previous: dict[str, Any]
-
-
-def run_format(task: FormatTask, inputs: Inputs | None = None) -> tuple[FormatReport, list[str]]:
-    """Write one format (reading the items again when `inputs` is not given, as in a worker)."""
-    messages: list[str] = []
-    inputs = inputs or read_items(task.items, task.task, lambda m: None)
-    cache = ExportCache(task.cache_root) if task.use_cache else None
+def _write_alone(name: str, inputs: Inputs, dest: Path, options: WriterOptions) -> WriteResult:
+    """A scene format, or a plug-in writer without the streaming steps: it writes from all inputs itself."""
+    conv = get_converter(name)
     try:
-        report = _write_format(task.name, inputs.episodes, inputs.scene_paths, task.dest, task.options, cache,
-                               task.previous, messages.append)
-    except ExportError:
-        raise
-    except RobokitError as exc:
-        report = FormatReport(task.name, status="failed", reason=str(exc))
-        messages.append(f"warning: {task.name}: {exc}")
-    return report, messages
+        if conv.consumes == "scene":
+            from robokit.export.scenes import load_scene
+
+            if not inputs.scene_paths:
+                raise RobokitError(f"{name} writes scenes: give a scene file (YAML/JSON, splat PLY or mesh)")
+            writer: Any = conv
+            result: WriteResult = writer.write_scene(load_scene(inputs.scene_paths, inputs.episodes, options),
+                                                     dest, options)
+            return result
+        if not inputs.episodes:
+            raise RobokitError(f"{name}: no recordings to convert")
+        return conv.write(inputs.episodes, dest, options)
+    except OSError as exc:  # e.g. a full disk: the writer's staging folder is already gone
+        raise ConversionError(f"{name}: {exc.strerror or exc} ({exc.filename or dest})") from exc
+
+
+def _streaming(name: str) -> StreamingConverter | None:
+    conv = get_converter(name)
+    return conv if conv.consumes == "episodes" and isinstance(conv, StreamingConverter) else None
+
+
+def write_formats(names: Sequence[str], inputs: Inputs, dest: Path, options: WriterOptions, executor: str,
+                  workers: int, ray_address: str | None, progress: Progress) -> dict[str, WriteResult | RobokitError]:
+    """Write every format: streaming ones from one shared pass, the others alone; failures as their error."""
+    from robokit.export.pipeline import write_episodes
+
+    results: dict[str, WriteResult | RobokitError] = {}
+    shared: list[tuple[StreamingConverter, Any]] = []
+    for name in names:
+        conv = _streaming(name)
+        try:
+            if conv is None:
+                results[name] = _write_alone(name, inputs, dest, options)
+            elif not inputs.episodes:
+                raise RobokitError(f"{name}: no recordings to convert")
+            else:
+                shared.append((conv, conv.plan(inputs.episodes, options)))
+        except RobokitError as exc:
+            results[name] = exc
+    if shared:
+        results.update(write_episodes(shared, inputs, dest, executor, workers, ray_address, progress))
+    return {name: results[name] for name in names}
 
 
 def export(
@@ -286,15 +212,17 @@ def export(
     executor: str = "local",
     ray_address: str | None = None,
     log: Log | None = None,
+    progress: Progress | None = None,
 ) -> ExportJob:
     """Convert recordings (paths or a manifest) into every format in `formats`, one subfolder each.
 
     `dest` may be a local path or an fsspec URL (written to a local staging folder, uploaded at the
-    end). With `workers > 1` (or `executor="ray"`) formats are written in parallel processes (Ray tasks),
-    each reading the items itself; the output equals the serial one.
+    end). With `workers > 1` (or `executor="ray"`) episodes are encoded in worker processes (Ray tasks)
+    and assembled in input order, so the output equals the serial one. `progress` is told about every
+    episode each format assembles.
     """
+    from robokit import __version__
     from robokit.export.destination import Destination
-    from robokit.export.executors import run_tasks
 
     started = time.perf_counter()
     messages: list[str] = []
@@ -320,22 +248,33 @@ def export(
         raise OptionError("nothing to export: give recordings or --manifest")
     if shard_spec:
         items = shard(items, shard_spec)
+    check_executor(executor)
+    cache = ExportCache(cache_root) if use_cache else None
     with Destination(str(dest)) as target:
         dest_path = target.local
         inputs = read_items(items, task, note)
         previous = _previous(dest_path)
         dest_path.mkdir(parents=True, exist_ok=True)
-        tasks = [FormatTask(name, tuple(items), task, dest_path, opts, cache_root, use_cache, previous)
-                 for name in formats]
-        if executor == "local" and (workers <= 1 or len(tasks) == 1):
-            results = [run_format(t, inputs) for t in tasks]
-        else:
-            results = run_tasks(tasks, executor, workers, ray_address)
+        keys = {name: cache_key(name, _options_record(opts), _format_sources(inputs.episodes)
+                                + _scene_sources(inputs.scene_paths), __version__) for name in formats}
         format_reports: dict[str, FormatReport] = {}
-        for fr, msgs in results:
-            for m in msgs:
-                note(m)
-            format_reports[fr.name] = fr
+        for name in formats:
+            reused = _reuse(name, keys[name], dest_path / name, opts, cache, previous, note)
+            if reused is not None:
+                format_reports[name] = reused
+        pending = [name for name in formats if name not in format_reports]
+        t0 = time.perf_counter()
+        results = write_formats(pending, inputs, dest_path, opts, executor, workers, ray_address,
+                                progress or NoProgress())
+        seconds = time.perf_counter() - t0
+        for name, result in results.items():
+            if isinstance(result, RobokitError):
+                format_reports[name] = FormatReport(name, status="failed", reason=str(result), cache_key=keys[name])
+                note(f"warning: {name}: {result}")
+            else:
+                format_reports[name] = _written(name, keys[name], result, dest_path / name, seconds, cache, note)
+        format_reports = {name: format_reports[name] for name in formats}
+        for fr in format_reports.values():
             _attribute(fr, inputs.reports, note)
         job = _finish(inputs.reports, format_reports, messages, opts, str(dest), started)
         (dest_path / EXPORT_JSON).write_text(json.dumps(job.to_dict(), indent=2, default=str))

@@ -9,21 +9,31 @@ import pytest
 from robokit.export import export
 
 OPTS = {"fps": 10, "action": "joints/position_delta", "crf": 40}
+EPISODE_FORMATS = ["lerobot", "rlds", "webdataset", "mcap", "viam-binary", "viam-sequence"]
 
 
 def _tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
-def test_process_workers_equal_serial_output(sample_dir: Path, tmp_path: Path) -> None:
+def _assert_same_output(a: Path, b: Path, formats: list[str]) -> None:
+    for fmt in formats:
+        first, second = _tree(a / fmt), _tree(b / fmt)
+        assert first.keys() == second.keys(), fmt
+        for name in first:  # Parquet, JSON, tar, TFRecord, MCAP and MP4 carry no wall-clock times
+            assert first[name] == second[name], f"{fmt}/{name}"
+
+
+@pytest.mark.parametrize("executor", ["local", "ray"])
+def test_parallel_episodes_equal_serial_output(sample_dir: Path, tmp_path: Path, executor: str) -> None:
     bags = sorted(sample_dir.iterdir())
-    export(bags, ["lerobot"], tmp_path / "serial", OPTS, use_cache=False)
-    job = export(bags, ["lerobot"], tmp_path / "ray", OPTS, use_cache=False, executor="ray")
-    assert job.formats["lerobot"].status == "written"
-    serial, ray = _tree(tmp_path / "serial" / "lerobot"), _tree(tmp_path / "ray" / "lerobot")
-    assert serial.keys() == ray.keys()
-    for name in serial:  # Parquet and JSON are byte-identical; MP4s carry no timestamps either
-        assert serial[name] == ray[name], name
+    out = tmp_path / "out"  # one destination: Viam's image paths start with it
+    serial = export(bags, EPISODE_FORMATS, out, OPTS, use_cache=False, workers=1)
+    out.rename(tmp_path / "serial")
+    job = export(bags, EPISODE_FORMATS, out, OPTS, use_cache=False, workers=2, executor=executor)
+    assert all(r.status == "written" for r in job.formats.values()), job.formats
+    assert [r.episodes for r in job.formats.values()] == [r.episodes for r in serial.formats.values()] == [2] * 6
+    _assert_same_output(tmp_path / "serial", out, EPISODE_FORMATS)
 
 
 def test_remote_destination_is_uploaded(sample_bag: Path) -> None:
@@ -38,4 +48,4 @@ def test_unknown_executor(sample_bag: Path, tmp_path: Path) -> None:
     from robokit.errors import OptionError
 
     with pytest.raises(OptionError, match="executor 'spark'"):
-        export([sample_bag], ["lerobot", "lerobot"], tmp_path, OPTS, executor="spark")
+        export([sample_bag], ["lerobot"], tmp_path, OPTS, executor="spark")

@@ -4,14 +4,14 @@ Steps follow the rlds_dataset_builder schema (`observation/<camera>` JPEG/PNG, `
 `action`, `reward`, `discount`, `is_first`/`is_last`/`is_terminal`, `language_instruction`) plus
 `episode_metadata` with the source path and traceability fields. Demonstrations end in their goal,
 so the last step is terminal with reward 1 (the builder template's convention); discount is 1.
-Records are encoded without TensorFlow and streamed into size-targeted shards; one episode's encoded
-images are the most held in memory.
+Records are encoded without TensorFlow (per episode, in any process) and streamed into size-targeted shards;
+one encoded episode per worker is the most held in memory.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -19,12 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from robokit.converters.episodes import prepared_episodes, trace
+from robokit.converters.episodes import trace
 from robokit.converters.images import (
     IMAGE_OPTIONS,
     ImageSpec,
     camera_specs,
-    encoded_frames,
     image_format,
 )
 from robokit.converters.options import WriterOptions
@@ -45,6 +44,7 @@ from robokit.converters.rlds.layout import (
 from robokit.converters.rlds.records import framed_size, write_record
 from robokit.converters.shards import Shard, ShardSet, shard_bytes
 from robokit.converters.staging import staged_dir
+from robokit.converters.streaming import Encoded, EpisodeContext, accepted, prepared_signature, write_streaming
 from robokit.converters.vectors import pose_key, pose_names, pose_vectors
 from robokit.errors import OptionError
 from robokit.timeline import Episode
@@ -185,6 +185,16 @@ class _Split:
         self.num_bytes += size
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What every episode's encoding shares: the options (with the action defaulted), settings, val indices."""
+
+    options: WriterOptions
+    settings: _Settings
+    val: frozenset[int]
+    warnings: tuple[str, ...]
+
+
 class RldsWriter:
     """`--to rlds`: a TFDS/RLDS prepared dataset at `<out>/rlds/<name>/<version>/`."""
 
@@ -194,13 +204,30 @@ class RldsWriter:
     extra_options = EXTRA_OPTIONS
 
     def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:
+        return write_streaming(self, episodes, out_dir, options)
+
+    def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
         settings = _Settings.from_options(options)
-        result = WriteResult()
+        warnings: tuple[str, ...] = ()
         if options.action is None:
             options = replace(options, action=f"{options.state}_delta")
-            result.warnings.append(f"no action channel given: RLDS steps need one, using {options.action}")
-        val = val_indices(len(episodes), settings.split)
-        with staged_dir(out_dir / self.name, overwrite=options.overwrite) as staging:
+            warnings = (f"no action channel given: RLDS steps need one, using {options.action}",)
+        return _Plan(options, settings, frozenset(val_indices(len(episodes), settings.split)), warnings)
+
+    def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
+        """One episode as one serialized `tf.train.Example` (its images encoded per step)."""
+        p = ctx.prepared(plan.options)
+        schema = _Schema.of(p, plan.options, plan.settings)
+        images = {channel: ctx.images(channel, p.cameras[channel], spec, plan.settings.jpeg_quality)
+                  for channel, (_, spec) in schema.cameras.items()}
+        chunks, size = encode_example(schema.example(p, images))
+        return Encoded(ctx.index, p.source.id, (chunks, size, schema), p.n_frames,
+                       {**prepared_signature(p), "images": schema.cameras})
+
+    def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
+        settings = plan.settings
+        result = WriteResult(warnings=list(plan.warnings))
+        with staged_dir(out_dir / self.name, overwrite=plan.options.overwrite) as staging:
             root = staging / settings.name / settings.version
             root.mkdir(parents=True)
             splits = {s: _Split(root, settings.name, s, settings.shard_bytes) for s in ("train", "val")}
@@ -208,16 +235,13 @@ class RldsWriter:
             with ExitStack() as stack:
                 for split in splits.values():
                     stack.enter_context(split.shards)
-                for index, p in prepared_episodes(self.name, episodes, options, result):
-                    schema = schema or _Schema.of(p, options, settings)
-                    images = {channel: list(encoded_frames(channel, p.cameras[channel], spec, settings.jpeg_quality))
-                              for channel, (_, spec) in schema.cameras.items()}
-                    chunks, size = encode_example(schema.example(p, images))
-                    del images
-                    splits["val" if index in val else "train"].add(chunks, size)
+                for part in accepted(self.name, parts, result):
+                    chunks, size, episode_schema = part.data
+                    schema = schema or episode_schema
+                    splits["val" if part.index in plan.val else "train"].add(chunks, size)
                 written = {s: (split.shards.finish(), split.num_bytes) for s, split in splits.items()}
             assert schema is not None
-            _write_metadata(root, settings, schema, written, options)
+            _write_metadata(root, settings, schema, written, plan.options)
             result.files = sorted(str(p.relative_to(staging)) for p in root.iterdir())
         return result
 

@@ -1,0 +1,136 @@
+"""Episode-parallel writing: plan (once, from the index pass), encode (per episode, anywhere), assemble (in order).
+
+`encode` is a pure function of (episode, plan) returning picklable bytes and arrays, so episodes can be
+encoded in worker processes or Ray tasks and assembled in input order by the parent. `write` runs the very
+same three steps in one process, so parallel output equals serial output byte for byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from robokit.converters.options import WriterOptions
+from robokit.converters.prepare import PreparedEpisode, prepare
+from robokit.converters.registry import WriteResult
+from robokit.errors import ChannelError, ConversionError
+from robokit.timeline import Episode, ImageStream
+
+
+class EpisodeContext:
+    """One episode being encoded for every requested format; resampling and image encoding are memoised.
+
+    Formats asking for the same options share one `prepare` (read and resampled once), and RLDS and
+    WebDataset asking for the same JPEG/PNG encoding share the encoded frames.
+    """
+
+    def __init__(self, episode: Episode, index: int) -> None:
+        self.episode = episode
+        self.index = index
+        self._prepared: dict[str, PreparedEpisode] = {}
+        self._images: dict[tuple[str, Any, int], list[bytes]] = {}
+
+    def prepared(self, options: WriterOptions) -> PreparedEpisode:
+        key = repr(options)
+        if key not in self._prepared:
+            self._prepared[key] = prepare(self.episode, options)
+        return self._prepared[key]
+
+    def images(self, channel: str, stream: ImageStream, spec: Any, quality: int) -> list[bytes]:
+        """Every frame of `stream` encoded as `spec` says (see `images.encoded_frames`), encoded once."""
+        from robokit.converters.images import encoded_frames
+
+        key = (f"{channel}@{id(stream)}", spec, quality)
+        if key not in self._images:
+            self._images[key] = list(encoded_frames(channel, stream, spec, quality))
+        return self._images[key]
+
+
+@dataclass
+class Encoded:
+    """One episode encoded for one format: its payload, or the reason it cannot be converted.
+
+    `signature` is what must be equal across a dataset's episodes (cameras, image sizes, vector widths).
+    """
+
+    index: int
+    episode_id: str
+    data: Any = None
+    frames: int = 0
+    signature: Any = None
+    error: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+
+@runtime_checkable
+class StreamingConverter(Protocol):
+    """A converter whose per-episode work can run in other processes (the export pipeline parallelises it)."""
+
+    name: str
+
+    def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> Any:
+        """Decisions needing every episode (ids, common fps, splits), from the index pass; picklable."""
+
+    def encode(self, ctx: EpisodeContext, plan: Any) -> Encoded:
+        """Encode one episode; raise ChannelError/ConversionError when it cannot be converted."""
+
+    def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: Any) -> WriteResult:
+        """Write `<out_dir>/<name>/` from the encoded episodes, in input order, atomically."""
+
+
+def encode_safely(conv: StreamingConverter, ctx: EpisodeContext, plan: Any) -> Encoded:
+    """`conv.encode`, an unconvertible episode becoming an Encoded with its reason."""
+    try:
+        return conv.encode(ctx, plan)
+    except (ChannelError, ConversionError) as exc:
+        return Encoded(ctx.index, ctx.episode.id, error=str(exc))
+
+
+def write_streaming(conv: StreamingConverter, episodes: Sequence[Episode], out_dir: Path,
+                    options: WriterOptions) -> WriteResult:
+    """The serial path: plan, encode each episode, assemble (what `Converter.write` does for these formats)."""
+    plan = conv.plan(episodes, options)
+    parts = (encode_safely(conv, EpisodeContext(ep, i), plan) for i, ep in enumerate(episodes))
+    return conv.assemble(parts, out_dir, plan)
+
+
+def accepted(fmt: str, parts: Iterable[Encoded], result: WriteResult) -> Iterator[Encoded]:
+    """The convertible parts in order, counted in `result`; the others skipped with their reason.
+
+    A part whose signature differs from the first accepted one is skipped too. When none is accepted,
+    the first reason is raised (as ConversionError), so a format never writes an empty dataset.
+    """
+    first: Encoded | None = None
+    error = ""
+    for part in parts:
+        result.warnings += part.warnings
+        if not part.error and first is not None and part.signature != first.signature:
+            part.error = (f"episode {part.episode_id}: {describe_difference(part.signature, first.signature)} "
+                          f"than episode {first.episode_id}")
+        if part.error:
+            error = error or part.error
+            result.skipped.append((part.episode_id, part.error))
+            result.warnings.append(f"skipped episode {part.episode_id}: {part.error}")
+            continue
+        first = first or part
+        result.episodes += 1
+        result.frames += part.frames
+        yield part
+    if first is None:
+        raise ConversionError(error or f"{fmt}: no episodes to write")
+
+
+def describe_difference(a: Any, b: Any) -> str:
+    """Which fields of two signature dicts differ, for the skip message."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        keys = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+        return "other " + ", ".join(f"{k} ({a.get(k)} vs {b.get(k)})" for k in keys)
+    return f"a different layout ({a} vs {b})"
+
+
+def prepared_signature(p: PreparedEpisode) -> dict[str, Any]:
+    """What tabular datasets need equal in every episode: cameras and sizes, state/action widths, poses."""
+    return {"cameras": sorted((name, cam.width, cam.height) for name, cam in p.cameras.items()),
+            "state": p.state.dim, "action": p.action.dim if p.action else None, "poses": sorted(p.poses)}

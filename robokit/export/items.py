@@ -1,0 +1,102 @@
+"""Manifest items opened into episodes (the index pass), with their manifest overrides applied."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from robokit.errors import RobokitError
+from robokit.export.manifest import ManifestItem
+from robokit.timeline import Episode
+
+Log = Callable[[str], None]
+
+
+@dataclass
+class ItemReport:
+    """What happened to one manifest item."""
+
+    label: str
+    data_path: str
+    status: str = "converted"  # converted | skipped
+    reason: str = ""
+    episodes: list[str] = field(default_factory=list)
+    frames: dict[str, int] = field(default_factory=dict)
+    files: dict[str, list[str]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def open_item(item: ManifestItem) -> list[Episode]:
+    """Episodes of one item with its manifest overrides applied; the index pass runs here."""
+    import robokit
+
+    episodes = robokit.open(item.data_path)
+    out = []
+    for n, ep in enumerate(episodes):
+        if not ep.streams:
+            raise RobokitError(f"{item.data_path}: no readable streams")
+        if item.segment:
+            ep = ep.crop(*item.segment)
+        changes: dict[str, Any] = {}
+        if item.episode_id:
+            changes["episode_id"] = item.episode_id if len(episodes) == 1 else f"{item.episode_id}_{n:03d}"
+        if item.task:
+            changes["tasks"] = (item.task,)
+        if item.tags:
+            changes["tags"] = {**ep.meta.tags, **item.tags}
+        out.append(ep.with_streams(ep.streams, **changes) if changes else ep)
+    return out
+
+
+@dataclass(frozen=True)
+class EpisodeRef:
+    """Where an episode comes from, so another process can open it again: item, position in the item."""
+
+    item: ManifestItem
+    position: int
+
+
+@dataclass
+class Inputs:
+    """What the items gave: their reports, the episodes to convert (with their refs), and scene files."""
+
+    reports: list[ItemReport]
+    episodes: list[Episode]
+    refs: list[EpisodeRef]
+    scene_paths: list[Path]
+
+
+def read_items(items: Sequence[ManifestItem], task: str | None, note: Log) -> Inputs:
+    """Open every item (index pass included); unreadable ones are skipped with their reason."""
+    from robokit.export.scenes import is_scene_input
+
+    inputs = Inputs([], [], [], [])
+    for item in items:
+        rep = ItemReport(item.label, str(item.data_path))
+        inputs.reports.append(rep)
+        t0 = time.perf_counter()
+        if is_scene_input(item.data_path):
+            inputs.scene_paths.append(item.data_path)
+            rep.episodes = [item.data_path.stem]
+            continue
+        try:
+            eps = list(enumerate(open_item(item)))
+        except RobokitError as exc:
+            rep.status, rep.reason = "skipped", str(exc)
+            note(f"warning: skipped {item.label}: {exc}")
+            continue
+        if task is not None:
+            eps = [(n, e) for n, e in eps if task in e.tasks]
+            if not eps:
+                rep.status, rep.reason = "skipped", f"task does not match {task!r}"
+                continue
+        rep.episodes = [e.id for _, e in eps]
+        rep.seconds = time.perf_counter() - t0
+        for n, e in eps:
+            note(f"read {item.label}: episode {e.id}, {len(e.streams)} streams, {e.duration_s:.1f} s")
+            inputs.episodes.append(e)
+            inputs.refs.append(EpisodeRef(item, n))
+    return inputs
