@@ -9,19 +9,18 @@ mtime 0, uid/gid 0) and shards are sized by their exact tar size; an episode nev
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from robokit.converters.episodes import prepared_episodes, trace
+from robokit.converters.episodes import trace
 from robokit.converters.images import (
     IMAGE_OPTIONS,
     ImageSpec,
     camera_specs,
-    encoded_frames,
     image_format,
 )
 from robokit.converters.options import WriterOptions
@@ -29,6 +28,7 @@ from robokit.converters.prepare import PreparedEpisode
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.shards import Shard, ShardSet, shard_bytes
 from robokit.converters.staging import staged_dir
+from robokit.converters.streaming import Encoded, EpisodeContext, accepted, prepared_signature, write_streaming
 from robokit.converters.vectors import pose_key, pose_names, pose_vectors
 from robokit.converters.webdataset.layout import (
     DATASET_JSON,
@@ -148,6 +148,19 @@ def episode_sample(key: str, index: int, p: PreparedEpisode, schema: _Schema, im
     return [(f"{key}.{ext}", data) for ext, data in sorted(members.items())]
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What every episode's encoding shares: options, validated settings and each input episode's key."""
+
+    options: WriterOptions
+    prefix: str
+    target: int
+    layout: str
+    image_format: str
+    jpeg_quality: int
+    keys: tuple[str, ...]  # by input index, de-duplicated in input order
+
+
 class WebDatasetWriter:
     """`--to webdataset`: tar shards at `<out>/webdataset/`; `shard_mb_range` bounds the shard_mb option."""
 
@@ -160,32 +173,42 @@ class WebDatasetWriter:
         self.shard_mb_range = shard_mb_range
 
     def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:
+        return write_streaming(self, episodes, out_dir, options)
+
+    def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
         extra = {**_DEFAULTS, **options.extra}
-        prefix = shard_prefix(extra["dataset_name"])
         target = shard_bytes(extra["wds_shard_mb"], "wds_shard_mb", *self.shard_mb_range)
-        layout, quality = extra["wds_samples"], int(extra["jpeg_quality"])
-        requested = image_format(extra["image_format"])
+        layout = extra["wds_samples"]
         if layout not in SAMPLE_LAYOUTS:
             raise OptionError(f"wds_samples {layout!r}: expected one of {', '.join(SAMPLE_LAYOUTS)}")
-        result = WriteResult()
-        with staged_dir(out_dir / self.name, overwrite=options.overwrite) as root, \
-                ShardSet(root, target, lambda i, n: shard_name(prefix, i), closing_size, end_archive) as shards:
-            schema: _Schema | None = None
-            first: PreparedEpisode | None = None
+        taken: set[str] = set()
+        return _Plan(options, shard_prefix(extra["dataset_name"]), target, layout, image_format(extra["image_format"]),
+                     int(extra["jpeg_quality"]), tuple(episode_key(ep.id, taken) for ep in episodes))
+
+    def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
+        """One episode's samples (members as (name, bytes)), their tar size, fps and `keys` description."""
+        p = ctx.prepared(plan.options)
+        schema = _Schema.of(p, plan.options, plan.image_format)
+        images = {channel: ctx.images(channel, p.cameras[channel], spec, plan.jpeg_quality)
+                  for channel, (_, spec) in schema.cameras.items()}
+        key = plan.keys[ctx.index]
+        group = (list(step_samples(key, ctx.index, p, schema, images)) if plan.layout == "step"
+                 else [episode_sample(key, ctx.index, p, schema, images)])
+        size = sum(member_size(len(data)) for sample in group for _, data in sample)
+        return Encoded(ctx.index, p.source.id, (group, size, p.fps, schema.describe(p, plan.layout)), p.n_frames,
+                       {**prepared_signature(p), "images": schema.cameras})
+
+    def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
+        result, prefix = WriteResult(), plan.prefix
+        with staged_dir(out_dir / self.name, overwrite=plan.options.overwrite) as root, \
+                ShardSet(root, plan.target, lambda i, n: shard_name(prefix, i), closing_size, end_archive) as shards:
+            keys: dict[str, Any] | None = None  # the first accepted episode's
             samples: list[int] = []  # per shard
-            taken: set[str] = set()
             fps: set[float] = set()
-            for index, p in prepared_episodes(self.name, episodes, options, result):
-                schema = schema or _Schema.of(p, options, requested)
-                first = first or p
-                fps.add(p.fps)
-                images = {channel: list(encoded_frames(channel, p.cameras[channel], spec, quality))
-                          for channel, (_, spec) in schema.cameras.items()}
-                key = episode_key(p.source.id, taken)
-                group = (list(step_samples(key, index, p, schema, images)) if layout == "step"
-                         else [episode_sample(key, index, p, schema, images)])
-                del images
-                size = sum(member_size(len(data)) for sample in group for _, data in sample)
+            for part in accepted(self.name, parts, result):
+                group, size, episode_fps, episode_keys = part.data
+                keys = keys or episode_keys
+                fps.add(episode_fps)
                 out = shards.file_for(size)
                 for sample in group:
                     for name, data in sample:
@@ -194,8 +217,8 @@ class WebDatasetWriter:
                 samples += [0] * (shards.current_index + 1 - len(samples))
                 samples[shards.current_index] += len(group)
             written = shards.finish()
-            assert schema is not None and first is not None
-            _write_metadata(root, prefix, layout, written, samples, schema.describe(first, layout), result, fps)
+            assert keys is not None
+            _write_metadata(root, prefix, plan.layout, written, samples, keys, result, fps)
             result.files = sorted(p.name for p in root.iterdir())
         return result
 
