@@ -1,16 +1,18 @@
-"""Constant-frame-rate MP4 encoding with PyAV: one continuous stream, frames fed one at a time."""
+"""Constant-frame-rate MP4 with PyAV: frames encoded one at a time, encoded segments joined without re-encoding."""
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import av
 import numpy as np
 
-from robokit.errors import OptionError
+from robokit.errors import ConversionError, OptionError
 
 # user-facing codec name -> (PyAV encoder, canonical decoder name as stored in metadata)
 CODECS = {"av1": ("libsvtav1", "av1"), "h264": ("libx264", "h264")}
@@ -47,6 +49,8 @@ class VideoSettings:
 
     def options(self) -> dict[str, str]:
         opts = {"g": str(self.gop), "crf": str(self.crf), "preset": str(self.effective_preset)}
+        if self.encoder == "libx264":
+            opts["bf"] = "0"  # no B-frames: dts == pts, so encoded segments concatenate
         if self.threads:
             key = "svtav1-params" if self.encoder == "libsvtav1" else "threads"
             opts[key] = f"lp={self.threads}" if self.encoder == "libsvtav1" else str(self.threads)
@@ -54,13 +58,12 @@ class VideoSettings:
 
 
 class VideoEncoder:
-    """Writes frames to one MP4 with pts = frame number and time base 1/fps (what LeRobot expects)."""
+    """Writes frames to one MP4 (a file or a binary buffer) with pts = frame number and time base 1/fps."""
 
-    def __init__(self, path: Path, width: int, height: int, fps: int, settings: VideoSettings) -> None:
+    def __init__(self, target: Path | BinaryIO, width: int, height: int, fps: int, settings: VideoSettings) -> None:
         os.environ.setdefault("SVT_LOG", "1")  # SVT-AV1 prints its banner per stream otherwise
-        self.path = path
         self.frames = 0
-        self._container: Any = av.open(str(path), mode="w")
+        self._container: Any = av.open(str(target) if isinstance(target, Path) else target, mode="w", format="mp4")
         stream: Any = self._container.add_stream(settings.encoder, rate=fps, options=settings.options())
         stream.width, stream.height, stream.pix_fmt = width, height, settings.pix_fmt
         self._stream: Any = stream
@@ -77,13 +80,68 @@ class VideoEncoder:
             self._container.mux(packet)
         self.frames += 1
 
-    def size(self) -> int:
-        """Bytes written so far (approximate while the muxer buffers)."""
-        return self.path.stat().st_size if self.path.exists() else 0
-
     def close(self) -> None:
         for packet in self._stream.encode(None):
             self._container.mux(packet)
+        self._container.close()
+
+
+class VideoConcatenator:
+    """Remuxes MP4 segments (same settings, pts from frame 0, no B-frames) into one continuous MP4.
+
+    Packets are copied, not re-encoded: each segment's timestamps are shifted by the frames already in
+    the file, so frame k of a segment appended at frame s is frame s + k of the file.
+    """
+
+    def __init__(self, path: Path, fps: int) -> None:
+        self.fps = fps
+        self.frames = 0
+        self.size = 0  # packet bytes remuxed so far
+        self._container: Any = av.open(str(path), mode="w", format="mp4")
+        self._stream: Any = None
+        self._extradata: bytes | None = None
+        self._last_dts: Fraction | None = None
+
+    def append(self, segment: bytes) -> tuple[int, int]:
+        """Remux one encoded segment after the frames already written; returns its (first, end) frame."""
+        start = self.frames
+        with av.open(io.BytesIO(segment), mode="r") as source:
+            in_stream = source.streams.video[0]
+            self._check_template(in_stream)
+            time_base = in_stream.time_base
+            assert time_base is not None, "an MP4 stream always has a time base"
+            shift = round(Fraction(start, self.fps) / time_base)
+            for packet in source.demux(in_stream):
+                if packet.size:  # skips the demuxer's final empty packet
+                    self._mux(packet, shift, time_base)
+        return start, self.frames
+
+    def _mux(self, packet: Any, shift: int, time_base: Fraction) -> None:
+        """Write one packet `shift` ticks later; decoding times must keep increasing across segments."""
+        packet.pts += shift
+        packet.dts += shift
+        dts = packet.dts * time_base
+        if self._last_dts is not None and dts <= self._last_dts:
+            raise ConversionError(f"video frame {self.frames}: decoding times go backwards (B-frames?); "
+                                  "cannot concatenate")
+        self._last_dts = dts
+        packet.stream = self._stream
+        self._container.mux(packet)
+        self.size += packet.size
+        self.frames += 1
+
+    def _check_template(self, in_stream: Any) -> None:
+        """Take the stream layout from the first segment; later ones must carry the same codec headers."""
+        extradata = bytes(in_stream.codec_context.extradata or b"")
+        if self._stream is None:
+            # opaque: the template's codec is a decoder (libdav1d for AV1), which has no encoder of that name
+            self._stream = self._container.add_stream_from_template(in_stream, opaque=True)
+            self._extradata = extradata
+        elif extradata != self._extradata:
+            raise ConversionError(f"video segment at frame {self.frames}: codec headers differ from the file's "
+                                  "first segment; cannot concatenate")
+
+    def close(self) -> None:
         self._container.close()
 
 

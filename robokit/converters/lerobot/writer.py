@@ -1,16 +1,19 @@
 """LeRobot v3.0 writer: Parquet data in row groups per episode, one continuous MP4 per camera file.
 
-Cameras encode in parallel threads (PyAV releases the GIL) while the main thread writes Parquet;
-statistics accumulate while frames stream, so no frame is decoded twice and none is held longer
-than it takes to encode it.
+Each episode is encoded on its own (its cameras into in-memory MP4s in parallel threads, its statistics
+while frames stream), possibly in another process; assembly then writes the Parquet and remuxes the
+episodes' MP4 packets, without re-encoding, into the continuous per-camera files, as lerobot does when
+it aggregates datasets.
 """
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from contextlib import closing
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from robokit.converters.episodes import prepared_episodes
+from robokit.converters.episodes import trace
 from robokit.converters.lerobot.layout import (
     ACTION_KEY,
     CHUNKS_SIZE,
@@ -39,10 +42,11 @@ from robokit.converters.prepare import PreparedEpisode, default_fps, select_came
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.staging import staged_dir
 from robokit.converters.stats import ImageStats, merge_image_stats, to_json, vector_stats
+from robokit.converters.streaming import Encoded, EpisodeContext, accepted, prepared_signature, write_streaming
 from robokit.converters.vectors import pose_names, pose_vector
-from robokit.converters.video import VideoEncoder, VideoSettings, video_info
+from robokit.converters.video import VideoConcatenator, VideoEncoder, VideoSettings, video_info
 from robokit.errors import ChannelError
-from robokit.timeline import Episode
+from robokit.timeline import Episode, ImageStream
 
 EXTRA_OPTIONS = (
     ExtraOption("codec", str, "av1", "Video codec: av1 (libsvtav1) or h264 (libx264).", ("av1", "h264")),
@@ -53,6 +57,7 @@ EXTRA_OPTIONS = (
     ExtraOption("data_file_mb", float, float(DATA_FILE_MB), "Roll data Parquet files over at this size (MB)."),
 )
 _STATS_SAMPLES = 100  # frames per episode fed to the image statistics
+_GLOBAL_COLUMNS = ("episode_index", "index", "task_index")  # filled in by assembly, in dataset order
 
 
 def pose_key(channel: str) -> str:
@@ -66,19 +71,48 @@ def camera_key(channel: str) -> str:
     return IMAGE_PREFIX + (group if kind == "rgb" else f"{group}_{kind}")
 
 
-@dataclass
-class _VideoPlacement:
-    chunk: int
-    file: int
-    from_s: float
-    to_s: float
+@dataclass(frozen=True)
+class _Plan:
+    """What every episode's encoding shares: options on one integer fps, video settings, file sizes."""
+
+    options: WriterOptions
+    video: VideoSettings
+    video_mb: float
+    data_mb: float
+    warnings: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class _Schema:
+    """The features of a dataset, fixed by its first episode."""
+
+    fps: int
+    state: tuple[str, ...]  # dimension names
+    action: tuple[str, ...] | None
+    poses: tuple[str, ...]  # feature keys
+    cameras: tuple[tuple[str, int, int], ...]  # (channel, width, height), sorted by channel
+    robot_type: str
 
 
 @dataclass
-class _CameraResult:
-    placements: list[_VideoPlacement] = field(default_factory=list)
-    stats: list[ImageStats] = field(default_factory=list)
-    first_file: str = ""
+class _Video:
+    """One camera of one episode: an MP4 with pts from frame 0, its frame count and image statistics."""
+
+    mp4: bytes
+    frames: int
+    stats: ImageStats
+
+
+@dataclass
+class _Episode:
+    """One encoded episode: its per-frame columns (but the global ones), camera videos and traceability."""
+
+    schema: _Schema
+    columns: dict[str, np.ndarray]
+    videos: dict[str, _Video]
+    task: str
+    n_frames: int
+    trace: dict[str, Any]  # the `robokit.*` columns of the episodes table
 
 
 def _frame_vectors(p: PreparedEpisode, quat_order: str) -> dict[str, np.ndarray]:
@@ -100,15 +134,47 @@ class LeRobotWriter:
     extra_options = EXTRA_OPTIONS
 
     def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:
-        preset = options.extra.get("preset")
-        settings = VideoSettings(
-            codec=str(options.extra.get("codec", "av1")), crf=int(options.extra.get("crf", 30)),
-            gop=int(options.extra.get("gop", 2)),
+        return write_streaming(self, episodes, out_dir, options)
+
+    def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
+        extra = options.extra
+        preset = extra.get("preset")
+        video = VideoSettings(
+            codec=str(extra.get("codec", "av1")), crf=int(extra.get("crf", 30)), gop=int(extra.get("gop", 2)),
             preset=int(preset) if isinstance(preset, str) and preset.isdigit() else preset)
-        result = WriteResult()
-        prepared = self._prepare_all(episodes, options, result)
-        with staged_dir(out_dir / self.name, overwrite=options.overwrite) as root:
-            _DatasetWriter(root, prepared, options, settings).write(result)
+        fps, warnings = _integer_fps(episodes, options)
+        return _Plan(replace(options, fps=fps), video, float(extra.get("video_file_mb", VIDEO_FILE_MB)),
+                     float(extra.get("data_file_mb", DATA_FILE_MB)), warnings)
+
+    def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
+        """One episode's columns and camera MP4s, the cameras encoded in parallel threads (PyAV releases the GIL)."""
+        p = ctx.prepared(plan.options)
+        fps = int(p.fps)
+        cameras = sorted(p.cameras)
+        with ThreadPoolExecutor(max_workers=max(1, len(cameras))) as pool:
+            futures = {cam: pool.submit(_encode_video, p.cameras[cam], p.n_frames, fps, plan.video) for cam in cameras}
+            columns = _episode_columns(p, fps, plan.options.quat_order)
+            videos = {cam: future.result() for cam, future in futures.items()}
+        schema = _Schema(fps, tuple(p.state.names), tuple(p.action.names) if p.action is not None else None,
+                         tuple(pose_key(name) for name in p.poses),
+                         tuple((cam, p.cameras[cam].width, p.cameras[cam].height) for cam in cameras),
+                         p.source.meta.robot_type)
+        fields = trace(p)
+        traced = {"robokit.source": fields["source"], "robokit.segment": [int(t) for t in fields["segment"]],
+                  "robokit.segment_version": fields["segment_version"],
+                  "robokit.grid_start_ns": int(p.timestamps[0])}
+        episode = _Episode(schema, columns, videos, p.task, p.n_frames, traced)
+        return Encoded(ctx.index, p.source.id, episode, p.n_frames, prepared_signature(p))
+
+    def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
+        result = WriteResult(warnings=list(plan.warnings))
+        with staged_dir(out_dir / self.name, overwrite=plan.options.overwrite) as root:
+            dataset = _DatasetWriter(root, plan)
+            with closing(dataset):
+                for part in accepted(self.name, parts, result):
+                    dataset.add(part.data)
+            dataset.write_meta()
+            result.files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
         return result
 
     def check(self, format_dir: Path) -> list[str]:
@@ -117,168 +183,214 @@ class LeRobotWriter:
 
         return check_dataset(format_dir)
 
-    @staticmethod
-    def _prepare_all(episodes: Sequence[Episode], options: WriterOptions, result: WriteResult
-                     ) -> list[PreparedEpisode]:
-        """Prepare every episode on one integer fps (LeRobot's `fps` is an int); unconvertible ones skipped."""
-        fps = options.fps
-        if fps is None:
-            rates = []
-            for ep in episodes:
-                try:
-                    rates.append(default_fps(ep, select_cameras(ep, options), options.state))
-                except (ChannelError, KeyError):
-                    continue
-            fps = min((r for r in rates if r > 0), default=0.0)
-        if fps and fps != round(fps):
-            result.warnings.append(f"fps {fps:.3f} rounded to {round(fps)} (LeRobot needs an integer fps)")
-        opts = replace(options, fps=float(max(1, round(fps))) if fps else None)
-        return [p for _, p in prepared_episodes("lerobot", episodes, opts, result)]
+
+def _integer_fps(episodes: Sequence[Episode], options: WriterOptions) -> tuple[float | None, tuple[str, ...]]:
+    """One integer fps for every episode (LeRobot's `fps` is an int): the given or slowest one, rounded."""
+    fps = options.fps
+    if fps is None:
+        fps = min((r for r in _default_rates(episodes, options) if r > 0), default=0.0)
+    warnings = (f"fps {fps:.3f} rounded to {round(fps)} (LeRobot needs an integer fps)",) if fps != round(fps) else ()
+    return (float(max(1, round(fps))) if fps else None), warnings
+
+
+def _default_rates(episodes: Sequence[Episode], options: WriterOptions) -> list[float]:
+    """Each episode's default fps; when no episode has the requested channels, the first one's ChannelError."""
+    rates: list[float] = []
+    error: ChannelError | None = None
+    for ep in episodes:
+        try:
+            rates.append(default_fps(ep, select_cameras(ep, options), options.state))
+        except ChannelError as exc:
+            error = error or exc
+        except KeyError:
+            continue
+    if error is not None and not rates:
+        raise error
+    return rates
+
+
+def _episode_columns(p: PreparedEpisode, fps: int, quat_order: str) -> dict[str, np.ndarray]:
+    """The per-frame features of one episode but the global ones: vectors float32 (N, D), scalars (N,)."""
+    frame_index = np.arange(p.n_frames, dtype=np.int64)
+    columns = _frame_vectors(p, quat_order)
+    columns["timestamp"] = (frame_index / fps).astype(np.float32)
+    columns["frame_index"] = frame_index
+    return columns
+
+
+def _encode_video(stream: ImageStream, n_frames: int, fps: int, settings: VideoSettings) -> _Video:
+    """One camera of one episode as an in-memory MP4, with statistics of about `_STATS_SAMPLES` frames."""
+    buffer = io.BytesIO()
+    encoder = VideoEncoder(buffer, stream.width, stream.height, fps, settings)
+    stats = ImageStats()
+    stride = max(1, n_frames // _STATS_SAMPLES)
+    try:
+        for i, frame in enumerate(stream.frames()):
+            pixels = frame.array()
+            encoder.add(pixels)
+            if i % stride == 0:
+                stats.add(pixels if pixels.dtype == np.uint8 else np.zeros((1, 1, 3), np.uint8))
+    finally:
+        encoder.close()
+    return _Video(buffer.getvalue(), encoder.frames, stats)
+
+
+class _DataFiles:
+    """The data Parquet files: one row group per episode, rolled over once a file reaches `max_bytes`."""
+
+    def __init__(self, root: Path, max_bytes: float) -> None:
+        self.root = root
+        self.max_bytes = max_bytes
+        self.counter = FileCounter()
+        self._writer: Any = None
+        self._path: Path | None = None
+
+    def add(self, columns: dict[str, np.ndarray]) -> dict[str, int]:
+        """Write one episode's rows; returns where they went (the episodes table's `data/*` columns)."""
+        table = pa.table({k: _arrow(v) for k, v in columns.items()})
+        if self._writer is not None and self._path is not None and self._path.stat().st_size >= self.max_bytes:
+            self.close()
+            self.counter.advance()
+        if self._writer is None:
+            self._path = self.root / self.counter.path(DATA_PATH)
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = pq.ParquetWriter(self._path, table.schema, compression="snappy")
+        self._writer.write_table(table)
+        return {"data/chunk_index": self.counter.chunk, "data/file_index": self.counter.file}
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+
+class _CameraFiles:
+    """One camera's continuous MP4 files: episodes remuxed in order, rolled over by size and by duration."""
+
+    def __init__(self, root: Path, key: str, fps: int, max_bytes: float) -> None:
+        self.root = root
+        self.key = key
+        self.fps = fps
+        self.max_bytes = max_bytes
+        self.counter = FileCounter()
+        self.first_file: Path | None = None
+        self._out: VideoConcatenator | None = None
+
+    def add(self, video: _Video) -> dict[str, Any]:
+        """Append one episode's MP4; returns where it went (the episodes table's `videos/<key>/*` columns)."""
+        out = self._out
+        if out is not None and (out.frames / self.fps + video.frames / self.fps > MAX_VIDEO_SECONDS
+                                or out.size >= self.max_bytes):
+            self.close()
+            self.counter.advance()
+        if self._out is None:
+            path = self.root / self.counter.path(VIDEO_PATH, video_key=self.key)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._out = VideoConcatenator(path, self.fps)
+            self.first_file = self.first_file or path
+        start, end = self._out.append(video.mp4)
+        prefix = f"videos/{self.key}/"
+        return {prefix + "chunk_index": self.counter.chunk, prefix + "file_index": self.counter.file,
+                prefix + "from_timestamp": start / self.fps, prefix + "to_timestamp": end / self.fps}
+
+    def close(self) -> None:
+        if self._out is not None:
+            self._out.close()
+            self._out = None
 
 
 class _DatasetWriter:
-    """Writes one dataset root from prepared episodes."""
+    """Writes one dataset root from encoded episodes, in order: data and videos as they come, then meta/."""
 
-    def __init__(self, root: Path, prepared: list[PreparedEpisode], options: WriterOptions,
-                 settings: VideoSettings) -> None:
+    def __init__(self, root: Path, plan: _Plan) -> None:
         self.root = root
-        self.eps = prepared
-        self.options = options
-        self.settings = settings
-        self.fps = int(prepared[0].fps)
-        self.cameras = sorted(prepared[0].cameras)
-        self.video_mb = float(options.extra.get("video_file_mb", VIDEO_FILE_MB))
-        self.data_mb = float(options.extra.get("data_file_mb", DATA_FILE_MB))
+        self.plan = plan
+        self.data = _DataFiles(root, plan.data_mb * 1e6)
+        self.videos: dict[str, _CameraFiles] = {}
+        self.first: _Episode | None = None
         self.tasks: dict[str, int] = {}
-        for p in prepared:
-            self.tasks.setdefault(p.task, len(self.tasks))
+        self.records: list[dict[str, Any]] = []
+        self.values: dict[str, list[np.ndarray]] = {}
+        self.image_stats: dict[str, list[ImageStats]] = {}
+        self.frames = 0
 
-    def write(self, result: WriteResult) -> None:
-        with ThreadPoolExecutor(max_workers=max(1, len(self.cameras))) as pool:
-            futures = {cam: pool.submit(self._encode_camera, cam) for cam in self.cameras}
-            data_rows, values = self._write_data()
-            videos = {cam: f.result() for cam, f in futures.items()}
-        features = self._features(videos)
-        self._write_episodes(data_rows, values, videos)
+    def add(self, ep: _Episode) -> None:
+        """Write one episode's rows and videos; keep its episodes-table row and what the global stats need."""
+        if self.first is None:
+            self.first = ep
+            self.videos = {cam: _CameraFiles(self.root, camera_key(cam), ep.schema.fps, self.plan.video_mb * 1e6)
+                           for cam, _, _ in ep.schema.cameras}
+        n, start, ep_index = ep.n_frames, self.frames, len(self.records)
+        columns = {**ep.columns, "episode_index": np.full(n, ep_index, dtype=np.int64),
+                   "index": start + ep.columns["frame_index"],
+                   "task_index": np.full(n, self.tasks.setdefault(ep.task, len(self.tasks)), dtype=np.int64)}
+        row: dict[str, Any] = {"episode_index": ep_index, "tasks": [ep.task], "length": n, **self.data.add(columns),
+                               "dataset_from_index": start, "dataset_to_index": start + n}
+        for cam, files in self.videos.items():
+            row.update(files.add(ep.videos[cam]))
+        stats = {name: vector_stats(v) for name, v in columns.items()}
+        stats.update({camera_key(cam): ep.videos[cam].stats.stats() for cam in self.videos})
+        for feature, feature_stats in stats.items():
+            for stat, value in feature_stats.items():
+                row[f"stats/{feature}/{stat}"] = value.tolist()
+        row["meta/episodes/chunk_index"] = 0
+        row["meta/episodes/file_index"] = 0
+        row.update(ep.trace)
+        self.records.append(row)
+        for name, v in columns.items():
+            self.values.setdefault(name, []).append(v)
+        for cam in self.videos:
+            self.image_stats.setdefault(cam, []).append(ep.videos[cam].stats)
+        self.frames += n
+
+    def close(self) -> None:
+        """Finish the open data and video files."""
+        self.data.close()
+        for files in self.videos.values():
+            files.close()
+
+    def write_meta(self) -> None:
+        """meta/: episodes, tasks, stats, then info.json (from the closed video files)."""
+        self._write_episodes()
         self._write_tasks()
-        self._write_stats(values, videos)
-        info = self._info(features)
-        (self.root / "meta" / "info.json").write_text(json.dumps(info, indent=4))
-        result.files = sorted(str(p.relative_to(self.root.parent / self.root.name))
-                              for p in self.root.rglob("*") if p.is_file())
-
-    # -- data --------------------------------------------------------------------------------------
-
-    def _write_data(self) -> tuple[list[dict[str, int]], list[dict[str, np.ndarray]]]:
-        """Data Parquet, one row group per episode; returns per-episode placement and column values."""
-        counter, writer, path = FileCounter(), None, None
-        rows: list[dict[str, int]] = []
-        values: list[dict[str, np.ndarray]] = []
-        index = 0
-        try:
-            for ep_index, p in enumerate(self.eps):
-                columns = self._episode_columns(p, ep_index, index)
-                table = pa.table({k: _arrow(v) for k, v in columns.items()})
-                if writer is not None and path is not None and path.stat().st_size >= self.data_mb * 1e6:
-                    writer.close()
-                    writer = None
-                    counter.advance()
-                if writer is None:
-                    path = self.root / counter.path(DATA_PATH)
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    writer = pq.ParquetWriter(path, table.schema, compression="snappy")
-                writer.write_table(table)
-                rows.append({"data/chunk_index": counter.chunk, "data/file_index": counter.file,
-                             "dataset_from_index": index, "dataset_to_index": index + p.n_frames})
-                values.append(columns)
-                index += p.n_frames
-        finally:
-            if writer is not None:
-                writer.close()
-        return rows, values
-
-    def _episode_columns(self, p: PreparedEpisode, ep_index: int, start_index: int) -> dict[str, np.ndarray]:
-        """Every non-video feature of one episode: vectors float32 (N, D), scalars (N,)."""
-        n = p.n_frames
-        frame_index = np.arange(n, dtype=np.int64)
-        columns = _frame_vectors(p, self.options.quat_order)
-        columns["timestamp"] = (frame_index / self.fps).astype(np.float32)
-        columns["frame_index"] = frame_index
-        columns["episode_index"] = np.full(n, ep_index, dtype=np.int64)
-        columns["index"] = start_index + frame_index
-        columns["task_index"] = np.full(n, self.tasks[p.task], dtype=np.int64)
-        return columns
-
-    # -- video -------------------------------------------------------------------------------------
-
-    def _encode_camera(self, cam: str) -> _CameraResult:
-        """Encode every episode of one camera into continuous MP4s, rolled by size and by duration."""
-        key = camera_key(cam)
-        out = _CameraResult()
-        counter, encoder = FileCounter(), None
-        try:
-            for p in self.eps:
-                stream = p.cameras[cam]
-                seconds = p.n_frames / self.fps
-                if encoder is not None and (encoder.frames / self.fps + seconds > MAX_VIDEO_SECONDS
-                                            or encoder.size() >= self.video_mb * 1e6):
-                    encoder.close()
-                    encoder = None
-                    counter.advance()
-                if encoder is None:
-                    path = self.root / counter.path(VIDEO_PATH, video_key=key)
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    encoder = VideoEncoder(path, stream.width, stream.height, self.fps, self.settings)
-                    out.first_file = out.first_file or str(path)
-                start = encoder.frames
-                stats = ImageStats()
-                stride = max(1, p.n_frames // _STATS_SAMPLES)
-                for i, frame in enumerate(stream.frames()):
-                    pixels = frame.array()
-                    encoder.add(pixels)
-                    if i % stride == 0:
-                        stats.add(pixels if pixels.dtype == np.uint8 else np.zeros((1, 1, 3), np.uint8))
-                out.placements.append(_VideoPlacement(counter.chunk, counter.file, start / self.fps,
-                                                      encoder.frames / self.fps))
-                out.stats.append(stats)
-        finally:
-            if encoder is not None:
-                encoder.close()
-        return out
+        self._write_stats()
+        (self.root / "meta" / "info.json").write_text(json.dumps(self._info(self._features()), indent=4))
 
     # -- metadata ----------------------------------------------------------------------------------
 
-    def _features(self, videos: dict[str, _CameraResult]) -> dict[str, Any]:
-        p = self.eps[0]
-        features: dict[str, Any] = {}
-        vec = _frame_vectors(p, self.options.quat_order)
-        features[STATE_KEY] = {"dtype": "float32", "shape": [p.state.dim], "names": list(p.state.names)}
-        if p.action is not None:
-            features[ACTION_KEY] = {"dtype": "float32", "shape": [p.action.dim], "names": list(p.action.names)}
-        for name in p.poses:
-            features[pose_key(name)] = {"dtype": "float32", "shape": [vec[pose_key(name)].shape[1]],
-                                        "names": list(pose_names(self.options.quat_order))}
-        for cam in self.cameras:
-            s = p.cameras[cam]
-            info = {**video_info(Path(videos[cam].first_file)),
-                    "video.g": self.settings.gop, "video.crf": self.settings.crf,
-                    "video.preset": self.settings.effective_preset, "video.fast_decode": 0,
+    def _features(self) -> dict[str, Any]:
+        assert self.first is not None
+        schema, settings, columns = self.first.schema, self.plan.video, self.first.columns
+        features: dict[str, Any] = {STATE_KEY: {"dtype": "float32", "shape": [len(schema.state)],
+                                                "names": list(schema.state)}}
+        if schema.action is not None:
+            features[ACTION_KEY] = {"dtype": "float32", "shape": [len(schema.action)], "names": list(schema.action)}
+        for key in schema.poses:
+            features[key] = {"dtype": "float32", "shape": [columns[key].shape[1]],
+                             "names": list(pose_names(self.plan.options.quat_order))}
+        for cam, width, height in schema.cameras:
+            first_file = self.videos[cam].first_file
+            assert first_file is not None
+            info = {**video_info(first_file),
+                    "video.g": settings.gop, "video.crf": settings.crf,
+                    "video.preset": settings.effective_preset, "video.fast_decode": 0,
                     "video.video_backend": "pyav", "video.extra_options": {}, "is_depth_map": False}
-            features[camera_key(cam)] = {"dtype": "video", "shape": [s.height, s.width, 3],
+            features[camera_key(cam)] = {"dtype": "video", "shape": [height, width, 3],
                                          "names": ["height", "width", "channels"], "info": info}
         features.update(DEFAULT_FEATURES)
         return features
 
     def _info(self, features: dict[str, Any]) -> dict[str, Any]:
-        total = sum(p.n_frames for p in self.eps)
+        assert self.first is not None
+        count = len(self.records)
         return {
-            "codebase_version": CODEBASE_VERSION, "fps": self.fps, "features": features,
-            "total_episodes": len(self.eps), "total_frames": total, "total_tasks": len(self.tasks),
-            "chunks_size": CHUNKS_SIZE, "data_files_size_in_mb": int(self.data_mb),
-            "video_files_size_in_mb": int(self.video_mb), "data_path": DATA_PATH,
-            "video_path": VIDEO_PATH if self.cameras else None,
-            "robot_type": self.options.robot_type or self.eps[0].source.meta.robot_type or None,
-            "splits": {"train": f"0:{len(self.eps)}"},
+            "codebase_version": CODEBASE_VERSION, "fps": self.first.schema.fps, "features": features,
+            "total_episodes": count, "total_frames": self.frames, "total_tasks": len(self.tasks),
+            "chunks_size": CHUNKS_SIZE, "data_files_size_in_mb": int(self.plan.data_mb),
+            "video_files_size_in_mb": int(self.plan.video_mb), "data_path": DATA_PATH,
+            "video_path": VIDEO_PATH if self.videos else None,
+            "robot_type": self.plan.options.robot_type or self.first.schema.robot_type or None,
+            "splits": {"train": f"0:{count}"},
         }
 
     def _write_tasks(self) -> None:
@@ -299,45 +411,17 @@ class _DatasetWriter:
         (self.root / "meta").mkdir(parents=True, exist_ok=True)
         pq.write_table(table, self.root / "meta" / "tasks.parquet")
 
-    def _episode_stats(self, columns: dict[str, np.ndarray], videos: dict[str, _CameraResult],
-                       ep_index: int) -> dict[str, dict[str, np.ndarray]]:
-        out = {name: vector_stats(v) for name, v in columns.items()}
-        for cam in self.cameras:
-            out[camera_key(cam)] = videos[cam].stats[ep_index].stats()
-        return out
-
-    def _write_episodes(self, data_rows: list[dict[str, int]],
-                        values: list[dict[str, np.ndarray]], videos: dict[str, _CameraResult]) -> None:
-        records: list[dict[str, Any]] = []
-        for i, p in enumerate(self.eps):
-            row: dict[str, Any] = {"episode_index": i, "tasks": [p.task], "length": p.n_frames, **data_rows[i]}
-            for cam in self.cameras:
-                key, place = camera_key(cam), videos[cam].placements[i]
-                row.update({f"videos/{key}/chunk_index": place.chunk, f"videos/{key}/file_index": place.file,
-                            f"videos/{key}/from_timestamp": place.from_s, f"videos/{key}/to_timestamp": place.to_s})
-            for feature, stats in self._episode_stats(values[i], videos, i).items():
-                for stat, value in stats.items():
-                    row[f"stats/{feature}/{stat}"] = value.tolist()
-            row["meta/episodes/chunk_index"] = 0
-            row["meta/episodes/file_index"] = 0
-            meta = p.source.meta
-            segment = meta.segment or (int(p.timestamps[0]), int(p.timestamps[-1]))
-            row["robokit.source"] = meta.source_uri
-            row["robokit.segment"] = [int(segment[0]), int(segment[1])]
-            row["robokit.segment_version"] = meta.source_version
-            row["robokit.grid_start_ns"] = int(p.timestamps[0])
-            records.append(row)
-        table = pa.Table.from_pylist(records, schema=_episode_schema(records[0]))
+    def _write_episodes(self) -> None:
+        table = pa.Table.from_pylist(self.records, schema=_episode_schema(self.records[0]))
         path = self.root / EPISODES_PATH.format(chunk_index=0, file_index=0)
         path.parent.mkdir(parents=True, exist_ok=True)
         pq.write_table(table, path)
 
-    def _write_stats(self, values: list[dict[str, np.ndarray]], videos: dict[str, _CameraResult]) -> None:
+    def _write_stats(self) -> None:
         """Global stats: exact over all frames for vectors, merged histograms for images."""
-        out: dict[str, Any] = {name: to_json(vector_stats(np.concatenate([v[name] for v in values])))
-                               for name in values[0]}
-        for cam in self.cameras:
-            out[camera_key(cam)] = to_json(merge_image_stats(videos[cam].stats).stats())
+        out: dict[str, Any] = {name: to_json(vector_stats(np.concatenate(v))) for name, v in self.values.items()}
+        for cam, stats in self.image_stats.items():
+            out[camera_key(cam)] = to_json(merge_image_stats(stats).stats())
         (self.root / "meta" / "stats.json").write_text(json.dumps(out, indent=4))
 
 

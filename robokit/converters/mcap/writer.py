@@ -1,29 +1,34 @@
 """`--to mcap`: one indexed, zstd-chunked MCAP per episode, every topic on the episode's own clock.
 
-Topics (see plan.py) are merged lazily in log-time order, so memory stays flat in episode length; an
-episode that cannot be converted is skipped with its reason, and the folder appears only when complete.
+Topics (see plan.py) are merged lazily in log-time order into the episode's file, built in memory (one
+compressed episode per worker is the most held); an episode that cannot be converted is skipped with its
+reason, and the folder appears only when complete.
 """
 
 from __future__ import annotations
 
 import heapq
+import io
 import os
 import re
-from collections.abc import Iterator, Sequence
-from concurrent.futures import Executor, ThreadPoolExecutor
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from mcap.writer import CompressionType, Writer
 
 from robokit.converters.mcap.encoding import ENCODINGS, Encoder, encoder_for
-from robokit.converters.mcap.plan import align, episode_record, plan, robot_description
-from robokit.converters.mcap.tftree import Note
+from robokit.converters.mcap.plan import align, episode_record, robot_description
+from robokit.converters.mcap.plan import plan as topic_plan
 from robokit.converters.mcap.topic import Topic
 from robokit.converters.options import WriterOptions
+from robokit.converters.prepare import base_channel
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.staging import staged_dir
-from robokit.errors import ConversionError, OptionError, RobokitError
+from robokit.converters.streaming import Encoded, EpisodeContext, accepted, write_streaming
+from robokit.errors import ChannelError, ConversionError, OptionError, RobokitError
 from robokit.timeline import Episode
 
 IMAGE_FORMATS = ("jpeg", "png")
@@ -63,32 +68,31 @@ def _tagged(channel: int, topic: Topic) -> Iterator[tuple[int, int, bytes]]:
         raise ConversionError(f"{topic.topic}: wrote {count} messages, expected {topic.count}")
 
 
-def write_file(path: Path, topics: Sequence[Topic], enc: Encoder, metadata: dict[str, dict[str, str]],
+def write_file(f: BinaryIO, topics: Sequence[Topic], enc: Encoder, metadata: dict[str, dict[str, str]],
                attachment: str | None, t0: int) -> None:
-    """Write one MCAP: schemas and channels registered once, messages merged in log-time order, then metadata."""
+    """Write one MCAP to `f`: schemas and channels registered once, messages merged in log-time order, then metadata."""
     from robokit import __version__
 
-    with path.open("wb") as f:
-        w = Writer(f, chunk_size=CHUNK_SIZE, compression=CompressionType.ZSTD)
-        w.start(profile=enc.profile, library=f"robokit/{__version__}")
-        schemas: dict[str, int] = {}
-        merged = []
-        for topic in topics:
-            name, encoding, data = enc.schema(topic.kind)
-            if name not in schemas:
-                schemas[name] = w.register_schema(name=name, encoding=encoding, data=data)
-            channel_meta = {**enc.channel_metadata(topic.topic), **topic.metadata}
-            channel = w.register_channel(topic.topic, enc.message_encoding, schemas[name], channel_meta)
-            merged.append(_tagged(channel, topic))
-        for t, channel, data in heapq.merge(*merged):  # (time, channel id) decide; payloads never compared
-            w.add_message(channel_id=channel, log_time=t, data=data, publish_time=t)
-        for name, record in metadata.items():
-            w.add_metadata(name, record)
-        w.add_metadata("robokit.counts", {t.topic: str(t.count) for t in topics})
-        if attachment is not None:
-            w.add_attachment(create_time=0, log_time=t0, name=ATTACHMENT[0], media_type=ATTACHMENT[1],
-                             data=attachment.encode())
-        w.finish()  # type: ignore[no-untyped-call]
+    w = Writer(f, chunk_size=CHUNK_SIZE, compression=CompressionType.ZSTD)
+    w.start(profile=enc.profile, library=f"robokit/{__version__}")
+    schemas: dict[str, int] = {}
+    merged = []
+    for topic in topics:
+        name, encoding, data = enc.schema(topic.kind)
+        if name not in schemas:
+            schemas[name] = w.register_schema(name=name, encoding=encoding, data=data)
+        channel_meta = {**enc.channel_metadata(topic.topic), **topic.metadata}
+        channel = w.register_channel(topic.topic, enc.message_encoding, schemas[name], channel_meta)
+        merged.append(_tagged(channel, topic))
+    for t, channel, data in heapq.merge(*merged):  # (time, channel id) decide; payloads never compared
+        w.add_message(channel_id=channel, log_time=t, data=data, publish_time=t)
+    for name, record in metadata.items():
+        w.add_metadata(name, record)
+    w.add_metadata("robokit.counts", {t.topic: str(t.count) for t in topics})
+    if attachment is not None:
+        w.add_attachment(create_time=0, log_time=t0, name=ATTACHMENT[0], media_type=ATTACHMENT[1],
+                         data=attachment.encode())
+    w.finish()  # type: ignore[no-untyped-call]
 
 
 def _file_name(episode_id: str, used: set[str]) -> str:
@@ -100,6 +104,22 @@ def _file_name(episode_id: str, used: set[str]) -> str:
     return name
 
 
+
+def _check_action(episodes: Sequence[Episode], action: str | None) -> None:
+    """An action channel no episode has is a mistake in the options: its ChannelError before anything is encoded."""
+    if action and episodes and not any(base_channel(action) in ep.streams for ep in episodes):
+        raise ChannelError(action, list(episodes[0].streams))
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What every episode's encoding shares: the options, the MCAP settings, one file name per input episode."""
+
+    options: WriterOptions
+    settings: Settings
+    names: tuple[str, ...]
+
+
 class McapConverter:
     """`--to mcap`: `<out>/mcap/<episode>.mcap`, Foxglove-ready (protobuf) or ROS 2 (CDR)."""
 
@@ -109,45 +129,43 @@ class McapConverter:
     extra_options = EXTRA_OPTIONS
 
     def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:
-        s = settings(options)
-        if not episodes:
-            raise ConversionError("mcap: no episodes to write")
-        enc = encoder_for(s.encoding)
-        result = WriteResult()
-        errors: list[RobokitError] = []
-        used: set[str] = set()
-        with staged_dir(out_dir / self.name, overwrite=options.overwrite) as root, \
-                ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-            for ep in episodes:
-                path = root / _file_name(ep.id, used)
-                try:
-                    frames, notes = self._write_episode(path, ep, options, s, enc, pool)
-                except RobokitError as exc:
-                    path.unlink(missing_ok=True)
-                    errors.append(exc)
-                    result.skipped.append((ep.id, str(exc)))
-                    result.warnings.append(f"skipped episode {ep.id}: {exc}")
-                    continue
-                result.files.append(path.name)
-                result.episodes += 1
-                result.frames += frames
-                result.warnings += [f"{ep.id}: {text}" for level, text in notes if level == "warning"]
-            if not result.files:
-                raise errors[0]
-        return result
+        return write_streaming(self, episodes, out_dir, options)
 
-    @staticmethod
-    def _write_episode(path: Path, ep: Episode, options: WriterOptions, s: Settings, enc: Encoder,
-                       pool: Executor) -> tuple[int, list[Note]]:
-        aligned, frames, notes = align(ep, options)
-        p = plan(ep, aligned, options, s.image_format, enc, pool, notes)
-        record = episode_record(ep, p, options, s.encoding)
-        write_file(path, p.topics, enc, {"robokit.episode": record}, robot_description(ep), p.t0)
-        return frames, notes
+    def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
+        s = settings(options)
+        _check_action(episodes, options.action)
+        used: set[str] = set()
+        return _Plan(options, s, tuple(_file_name(ep.id, used) for ep in episodes))
+
+    def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
+        """The episode's whole MCAP file, and its warning notes."""
+        ep, s = ctx.episode, plan.settings
+        enc = encoder_for(s.encoding)
+        buf = io.BytesIO()
+        try:
+            with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+                aligned, frames, notes = align(ep, plan.options)
+                p = topic_plan(ep, aligned, plan.options, s.image_format, enc, pool, notes)
+                record = episode_record(ep, p, plan.options, s.encoding)
+                write_file(buf, p.topics, enc, {"robokit.episode": record}, robot_description(ep), p.t0)
+        except (ChannelError, ConversionError):
+            raise
+        except RobokitError as exc:  # any reason an episode cannot be read or written skips just that episode
+            raise ConversionError(str(exc)) from exc
+        return Encoded(ctx.index, ep.id, buf.getvalue(), frames,
+                       warnings=[f"{ep.id}: {text}" for level, text in notes if level == "warning"])
+
+    def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
+        result = WriteResult()
+        with staged_dir(out_dir / self.name, overwrite=plan.options.overwrite) as root:
+            for part in accepted(self.name, parts, result):
+                name = plan.names[part.index]
+                (root / name).write_bytes(part.data)
+                result.files.append(name)
+        return result
 
     def check(self, format_dir: Path) -> list[str]:
         """Decode every file with mcap's protobuf/ROS 2 decoders, check order, counts and TF; rosbags for ros2."""
         from robokit.converters.mcap.check import check_folder
 
         return check_folder(format_dir)
-

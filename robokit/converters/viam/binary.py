@@ -10,27 +10,27 @@ IDs, traceability) and a box `confidence` when known; training scripts ignore ke
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from robokit.converters.options import WriterOptions
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.staging import staged_dir
+from robokit.converters.streaming import Encoded, EpisodeContext, accepted, write_streaming
 from robokit.converters.viam.records import (
     DATASET_ID,
     IMAGE_FORMAT,
     PART_ID,
     Ids,
     ImageRecord,
+    check_cameras,
     export_ids,
     image_records,
     labels,
-    skip,
     trace,
 )
-from robokit.errors import ChannelError, ConversionError, RobokitError
 from robokit.timeline import Episode
 from robokit.viam.layout import DATA_DIR, JSONL, ROBOKIT_KEY, go_time, rfc3339
 
@@ -55,6 +55,20 @@ def json_line(record: ImageRecord, image_path: str, ids: Ids, sequence_id: str, 
     })
 
 
+def file_name(record: ImageRecord, sequence_id: str) -> str:
+    """Viam's file name: the capture time (RFC 3339), then the file's ID."""
+    return f"{rfc3339(record.timestamp_ns)}_{sequence_id}-{record.component}-{record.index:06d}{record.extension}"
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What every episode's encoding shares: the options, the IDs and whether the image files are written."""
+
+    options: WriterOptions
+    ids: Ids
+    with_files: bool
+
+
 class ViamBinaryWriter:
     """`--to viam-binary`: a Viam binary dataset export at `<out>/viam-binary/`."""
 
@@ -70,55 +84,39 @@ class ViamBinaryWriter:
         return check_binary(format_dir)
 
     def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:
-        if not episodes:
-            raise ConversionError(f"{self.name}: no episodes to write")
-        result = WriteResult()
+        return write_streaming(self, episodes, out_dir, options)
+
+    def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
         ids = export_ids(episodes, options)
+        check_cameras(episodes, options)
+        return _Plan(options, ids, not bool(options.extra.get("only_jsonl", False)))
+
+    def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
+        """The episode's image records (bytes included unless only the JSON lines are wanted), tags and trace."""
+        episode = ctx.episode
+        warnings: list[str] = []
+        records = list(image_records(episode, plan.options, warnings, with_data=plan.with_files))
+        robokit = {"sequence_id": plan.ids.sequences[ctx.index], "episode_id": episode.id, **trace(episode)}
+        return Encoded(ctx.index, episode.id, (records, labels(episode, plan.options), robokit), len(records),
+                       warnings=warnings)
+
+    def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
+        result = WriteResult()
         destination = (out_dir / self.name).as_posix()  # as given: relative stays relative
-        with_files = not bool(options.extra.get("only_jsonl", False))
-        error: RobokitError | None = None
-        with staged_dir(out_dir / self.name, overwrite=options.overwrite) as root, (root / JSONL).open("w") as f:
-            if with_files:
+        with staged_dir(out_dir / self.name, overwrite=plan.options.overwrite) as root, \
+                (root / JSONL).open("w") as f:
+            if plan.with_files:
                 (root / DATA_DIR).mkdir()
-            for episode, sequence_id in zip(episodes, ids.sequences, strict=True):
-                tags = labels(episode, options)
-                robokit = {"sequence_id": sequence_id, "episode_id": episode.id, **trace(episode)}
-                try:
-                    records = self._episode_files(episode, options, result, root, with_files, sequence_id)
-                except (ChannelError, ConversionError) as exc:
-                    error = error or exc
-                    skip(result, episode, exc)
-                    continue
-                for record, file in records:
-                    f.write(json_line(record, f"{destination}/{DATA_DIR}/{file}", ids, sequence_id, tags, robokit))
+            for part in accepted(self.name, parts, result):
+                records, tags, robokit = part.data
+                sequence_id = plan.ids.sequences[part.index]
+                for record in records:
+                    file = file_name(record, sequence_id)
+                    if record.data is not None:
+                        (root / DATA_DIR / file).write_bytes(record.data)
+                    f.write(json_line(record, f"{destination}/{DATA_DIR}/{file}", plan.ids, sequence_id, tags,
+                                      robokit))
                     f.write("\n")
-                result.episodes += 1
-                result.frames += len(records)
-            if not result.episodes:
-                assert error is not None
-                raise error
         result.files = sorted(p.relative_to(out_dir / self.name).as_posix()
                               for p in (out_dir / self.name).rglob("*") if p.is_file())
         return result
-
-    @staticmethod
-    def _episode_files(episode: Episode, options: WriterOptions, result: WriteResult, root: Path,
-                       with_files: bool, sequence_id: str) -> list[tuple[ImageRecord, str]]:
-        """Write one episode's image files (unless only the JSON lines are wanted): (record without bytes, file).
-
-        File names follow Viam's: the capture time (RFC 3339), then the file's ID. When the episode fails
-        half-way its files are removed again, so a skipped episode leaves nothing behind.
-        """
-        out: list[tuple[ImageRecord, str]] = []
-        try:
-            for record in image_records(episode, options, result.warnings, with_data=with_files):
-                file = f"{rfc3339(record.timestamp_ns)}_{sequence_id}-{record.component}-{record.index:06d}"
-                file += record.extension
-                if record.data is not None:
-                    (root / DATA_DIR / file).write_bytes(record.data)
-                out.append((replace(record, data=None), file))
-        except RobokitError:
-            for _, file in out:
-                (root / DATA_DIR / file).unlink(missing_ok=True)
-            raise
-        return out

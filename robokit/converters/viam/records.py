@@ -18,8 +18,8 @@ import numpy as np
 from robokit.converters.images import IMAGE_FORMATS, camera_key, encoded_frames, first_frame, image_format, image_spec
 from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import select_cameras
-from robokit.converters.registry import ExtraOption, WriteResult
-from robokit.errors import ConversionError, OptionError, RobokitError
+from robokit.converters.registry import ExtraOption
+from robokit.errors import ConversionError, OptionError
 from robokit.timeline import Episode, EventStream, ImageStream
 from robokit.timeline.detections import Box, decode_boxes, is_detection_channel
 from robokit.viam.layout import slug
@@ -58,10 +58,11 @@ def export_ids(episodes: Sequence[Episode], options: WriterOptions) -> Ids:
     return Ids(dataset, part, sequences)
 
 
-def skip(result: WriteResult, episode: Episode, exc: RobokitError) -> None:
-    """Note an episode that cannot be converted; the writers go on with the others."""
-    result.skipped.append((episode.id, str(exc)))
-    result.warnings.append(f"skipped episode {episode.id}: {exc}")
+def check_cameras(episodes: Sequence[Episode], options: WriterOptions) -> None:
+    """Named cameras that no episode has all of are an options mistake: ChannelError before anything is encoded."""
+    if options.cameras is not None and episodes \
+            and not any(set(options.cameras) <= set(e.cameras) for e in episodes):
+        select_cameras(episodes[0], options)  # raises the first episode's ChannelError
 
 
 def labels(episode: Episode, options: WriterOptions) -> tuple[str, ...]:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 import shutil
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,18 +28,19 @@ from robokit import frames
 from robokit.converters.options import WriterOptions
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.staging import staged_dir
+from robokit.converters.streaming import Encoded, EpisodeContext, accepted, write_streaming
 from robokit.converters.viam.records import (
     DATASET_ID,
     IMAGE_FORMAT,
     PART_ID,
     Ids,
+    check_cameras,
     export_ids,
     image_records,
     labels,
-    skip,
     trace,
 )
-from robokit.errors import ChannelError, ConversionError, OptionError, RobokitError
+from robokit.errors import OptionError
 from robokit.timeline import Episode, EventStream, ImageStream, NumericStream, PoseStream, Stream
 from robokit.timeline.detections import is_detection_channel
 from robokit.viam.layout import (
@@ -57,6 +59,7 @@ ONLY_PARQUET = ExtraOption("only_parquet", bool, False, "Write the zip of Parque
 TIME_UNIT = ExtraOption("time_unit", str, "us", "Timestamp unit: us (Viam's schema) or ns (lossless).", TIME_UNITS)
 _BOX = pa.struct([("label", pa.string()), ("confidence", pa.float64()), ("x_min", pa.float64()),
                   ("y_min", pa.float64()), ("x_max", pa.float64()), ("y_max", pa.float64())])
+_ZIP_TIME = (1980, 1, 1, 0, 0, 0)  # fixed member times: the same export gives the same bytes
 _CLASS = pa.struct([("label", pa.string()), ("confidence", pa.float64())])
 
 
@@ -106,6 +109,27 @@ def payloads(stream: Stream, frame: str) -> list[str] | None:
     return None
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What every episode's encoding shares: the options, the IDs, the time unit and the tables' schemas."""
+
+    options: WriterOptions
+    ids: Ids
+    unit: str
+    schemas: dict[str, pa.Schema]
+    with_files: bool
+
+
+@dataclass(frozen=True)
+class _Sequence:
+    """One episode's share of the export: its binary_data rows and image files, tabular tables, sequence row."""
+
+    binary: pa.Table
+    images: list[tuple[str, bytes]]  # (path in the export, bytes)
+    tabular: list[pa.Table]
+    sequence: dict[str, Any]
+
+
 class ViamSequenceWriter:
     """`--to viam-sequence`: a Viam sequence dataset export at `<out>/viam-sequence/`."""
 
@@ -121,121 +145,109 @@ class ViamSequenceWriter:
         return check_sequence(format_dir)
 
     def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:
-        if not episodes:
-            raise ConversionError(f"{self.name}: no episodes to write")
+        return write_streaming(self, episodes, out_dir, options)
+
+    def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
         unit = str(options.extra.get("time_unit", "us"))
         if unit not in TIME_UNITS:
             raise OptionError(f"time_unit {unit!r}: expected one of {', '.join(TIME_UNITS)}")
         ids = export_ids(episodes, options)
+        check_cameras(episodes, options)
+        return _Plan(options, ids, unit, schemas(unit), not bool(options.extra.get("only_parquet", False)))
+
+    def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
+        """The episode's rows of the three tables and its image files (unless only the tables are wanted)."""
+        episode, sequence_id = ctx.episode, plan.ids.sequences[ctx.index]
+        warnings: list[str] = []
+        binary, images = _binary(episode, plan, sequence_id, warnings)
+        tabular = _tabular(episode, plan, sequence_id, warnings)
+        data = _Sequence(binary, images, tabular, _sequence_row(episode, plan, sequence_id))
+        return Encoded(ctx.index, episode.id, data, binary.num_rows, warnings=warnings)
+
+    def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
+        """The three tables stream episode by episode into Parquet, then go into the zip."""
         result = WriteResult()
-        with staged_dir(out_dir / self.name, overwrite=options.overwrite) as root:
-            _Export(root, ids, options, unit, result).write(episodes)
+        with staged_dir(out_dir / self.name, overwrite=plan.options.overwrite) as root:
+            tables = root / ".tables"
+            tables.mkdir()
+            writers = {name: pq.ParquetWriter(tables / name, schema) for name, schema in plan.schemas.items()}
+            sequences: list[dict[str, Any]] = []
+            try:
+                for part in accepted(self.name, parts, result):
+                    seq: _Sequence = part.data
+                    for path, data in seq.images:
+                        (root / path).parent.mkdir(parents=True, exist_ok=True)
+                        (root / path).write_bytes(data)
+                    writers[BINARY_TABLE].write_table(seq.binary)
+                    for table in seq.tabular:
+                        writers[TABULAR_TABLE].write_table(table)
+                    sequences.append(seq.sequence)
+                writers[SEQUENCES_TABLE].write_table(pa.Table.from_pylist(sequences, plan.schemas[SEQUENCES_TABLE]))
+            finally:
+                for w in writers.values():
+                    w.close()
+            with zipfile.ZipFile(root / f"{plan.ids.dataset}.zip", "w", zipfile.ZIP_STORED) as zf:
+                for name in TABLES:  # stored: Parquet is compressed already, and members stay seekable
+                    zf.writestr(zipfile.ZipInfo(name, _ZIP_TIME), (tables / name).read_bytes())  # no mtimes
+            shutil.rmtree(tables)
         result.files = sorted(p.relative_to(out_dir / self.name).as_posix()
                               for p in (out_dir / self.name).rglob("*") if p.is_file())
         return result
 
 
-class _Export:
-    """One sequence export being written: the three tables stream episode by episode, then go into the zip."""
+def _times(ns: np.ndarray | list[int], unit: str) -> pa.Array:
+    """UTC timestamps in the export's unit (truncated when that is coarser than ns)."""
+    ticks = np.asarray(ns, dtype=np.int64) // ns_per(unit)
+    return pa.array(ticks, type=pa.timestamp(unit, tz="UTC"))
 
-    def __init__(self, root: Path, ids: Ids, options: WriterOptions, unit: str, result: WriteResult) -> None:
-        self.root = root
-        self.ids = ids
-        self.options = options
-        self.unit = unit
-        self.result = result
-        self.with_files = not bool(options.extra.get("only_parquet", False))
-        self.schemas = schemas(unit)
 
-    def write(self, episodes: Sequence[Episode]) -> None:
-        tables = self.root / ".tables"
-        tables.mkdir()
-        writers = {name: pq.ParquetWriter(tables / name, schema) for name, schema in self.schemas.items()}
-        sequences: list[dict[str, Any]] = []
-        error: RobokitError | None = None
-        try:
-            for episode, sequence_id in zip(episodes, self.ids.sequences, strict=True):
-                try:
-                    rows = self._binary_rows(episode, sequence_id)
-                except (ChannelError, ConversionError) as exc:
-                    error = error or exc
-                    skip(self.result, episode, exc)
-                    continue
-                writers[BINARY_TABLE].write_table(pa.Table.from_pylist(rows, self.schemas[BINARY_TABLE]))
-                for table in self._tabular(episode, sequence_id):
-                    writers[TABULAR_TABLE].write_table(table)
-                sequences.append(self._sequence_row(episode, sequence_id))
-                self.result.episodes += 1
-                self.result.frames += len(rows)
-            writers[SEQUENCES_TABLE].write_table(pa.Table.from_pylist(sequences, self.schemas[SEQUENCES_TABLE]))
-        finally:
-            for w in writers.values():
-                w.close()
-        if not self.result.episodes:
-            assert error is not None
-            raise error
-        with zipfile.ZipFile(self.root / f"{self.ids.dataset}.zip", "w", zipfile.ZIP_STORED) as zf:
-            for name in TABLES:  # stored: Parquet is compressed already, and members stay seekable
-                zf.write(tables / name, name)
-        shutil.rmtree(tables)
+def _binary(episode: Episode, plan: _Plan, sequence_id: str, warnings: list[str]
+            ) -> tuple[pa.Table, list[tuple[str, bytes]]]:
+    """One episode's binary_data rows and its image files (path in the export, bytes)."""
+    classes = [{"label": t, "confidence": None} for t in labels(episode, plan.options)]
+    rows: list[dict[str, Any]] = []
+    images: list[tuple[str, bytes]] = []
+    for r in image_records(episode, plan.options, warnings, with_data=plan.with_files):
+        binary_id = r.binary_data_id(plan.ids, sequence_id)
+        path = f"{SEQUENCE_DATA_DIR}/{binary_id}{r.extension}"
+        if r.data is not None:
+            images.append((path, r.data))
+        boxes = None if r.boxes is None else [
+            {"label": b.label, "confidence": b.confidence, "x_min": b.x_min, "y_min": b.y_min,
+             "x_max": b.x_max, "y_max": b.y_max} for b in r.boxes]
+        rows.append({"sequence_id": sequence_id, "timestamp": r.timestamp_ns // ns_per(plan.unit),
+                     "part_id": plan.ids.part, "component_name": r.component, "method_name": IMAGE_METHOD,
+                     "binary_data_id": binary_id, "path": path, "classifications": classes,
+                     "bounding_boxes": boxes})
+    return pa.Table.from_pylist(rows, plan.schemas[BINARY_TABLE]), images
 
-    def _times(self, ns: np.ndarray | list[int]) -> pa.Array:
-        """UTC timestamps in the export's unit (truncated when that is coarser than ns)."""
-        ticks = np.asarray(ns, dtype=np.int64) // ns_per(self.unit)
-        return pa.array(ticks, type=pa.timestamp(self.unit, tz="UTC"))
 
-    def _binary_rows(self, episode: Episode, sequence_id: str) -> list[dict[str, Any]]:
-        """Write one episode's images (unless only the tables are wanted) and return its binary_data rows."""
-        classes = [{"label": t, "confidence": None} for t in labels(episode, self.options)]
-        rows: list[dict[str, Any]] = []
-        written: list[Path] = []
-        try:
-            for r in image_records(episode, self.options, self.result.warnings, with_data=self.with_files):
-                binary_id = r.binary_data_id(self.ids, sequence_id)
-                path = f"{SEQUENCE_DATA_DIR}/{binary_id}{r.extension}"
-                if r.data is not None:
-                    file = self.root / path
-                    file.parent.mkdir(parents=True, exist_ok=True)
-                    file.write_bytes(r.data)
-                    written.append(file)
-                boxes = None if r.boxes is None else [
-                    {"label": b.label, "confidence": b.confidence, "x_min": b.x_min, "y_min": b.y_min,
-                     "x_max": b.x_max, "y_max": b.y_max} for b in r.boxes]
-                rows.append({"sequence_id": sequence_id, "timestamp": r.timestamp_ns // ns_per(self.unit),
-                             "part_id": self.ids.part, "component_name": r.component, "method_name": IMAGE_METHOD,
-                             "binary_data_id": binary_id, "path": path, "classifications": classes,
-                             "bounding_boxes": boxes})
-        except RobokitError:
-            for file in written:
-                file.unlink(missing_ok=True)
-            raise
-        return rows
+def _tabular(episode: Episode, plan: _Plan, sequence_id: str, warnings: list[str]) -> list[pa.Table]:
+    """One table per non-image stream (detections travel with their images instead)."""
+    out = []
+    for name, stream in episode.streams.items():
+        if isinstance(stream, ImageStream) or is_detection_channel(name) or not len(stream):
+            continue
+        payload = payloads(stream, plan.options.frame)
+        if payload is None:
+            warnings.append(f"episode {episode.id}: {name} ({stream.kind}) has no tabular form")
+            continue
+        component, method = resource(name)
+        n = len(stream)
+        out.append(pa.table({
+            "sequence_id": pa.array([sequence_id] * n, pa.string()), "timestamp": _times(stream.timestamps, plan.unit),
+            "part_id": pa.array([plan.ids.part] * n, pa.string()),
+            "component_name": pa.array([component] * n, pa.string()),
+            "method_name": pa.array([method] * n, pa.string()), "payload": pa.array(payload, pa.string()),
+        }, schema=plan.schemas[TABULAR_TABLE]))
+    return out
 
-    def _tabular(self, episode: Episode, sequence_id: str) -> list[pa.Table]:
-        """One table per non-image stream (detections travel with their images instead)."""
-        out = []
-        for name, stream in episode.streams.items():
-            if isinstance(stream, ImageStream) or is_detection_channel(name) or not len(stream):
-                continue
-            payload = payloads(stream, self.options.frame)
-            if payload is None:
-                self.result.warnings.append(f"episode {episode.id}: {name} ({stream.kind}) has no tabular form")
-                continue
-            component, method = resource(name)
-            n = len(stream)
-            out.append(pa.table({
-                "sequence_id": pa.array([sequence_id] * n, pa.string()), "timestamp": self._times(stream.timestamps),
-                "part_id": pa.array([self.ids.part] * n, pa.string()),
-                "component_name": pa.array([component] * n, pa.string()),
-                "method_name": pa.array([method] * n, pa.string()), "payload": pa.array(payload, pa.string()),
-            }, schema=self.schemas[TABULAR_TABLE]))
-        return out
 
-    def _sequence_row(self, episode: Episode, sequence_id: str) -> dict[str, Any]:
-        t = trace(episode)
-        per = ns_per(self.unit)
-        tags = labels(episode, self.options)
-        return {"sequence_id": sequence_id, "tags": list(tags), "start_at": episode.start_ns // per,
-                "end_at": episode.end_ns // per, "task": (tags or ("",))[0],
-                "robokit.episode_id": episode.id, "robokit.source": t["source"],
-                "robokit.segment": [int(v) for v in t["segment"]], "robokit.segment_version": t["segment_version"]}
+def _sequence_row(episode: Episode, plan: _Plan, sequence_id: str) -> dict[str, Any]:
+    t = trace(episode)
+    per = ns_per(plan.unit)
+    tags = labels(episode, plan.options)
+    return {"sequence_id": sequence_id, "tags": list(tags), "start_at": episode.start_ns // per,
+            "end_at": episode.end_ns // per, "task": (tags or ("",))[0],
+            "robokit.episode_id": episode.id, "robokit.source": t["source"],
+            "robokit.segment": [int(v) for v in t["segment"]], "robokit.segment_version": t["segment_version"]}

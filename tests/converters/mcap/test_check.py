@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,8 +48,9 @@ def test_broken_tree_and_images(tmp_path: Path) -> None:
         yield T0, image
 
     path = tmp_path / "bad.mcap"
-    write_file(path, [Topic("/tf", "transforms", len(items), tf), Topic("camera", "compressed_image", 1, img)],
-               enc, {}, None, T0)
+    with path.open("wb") as f:
+        write_file(f, [Topic("/tf", "transforms", len(items), tf), Topic("camera", "compressed_image", 1, img)],
+                   enc, {}, None, T0)
     problems = check_file(path)
     text = "\n".join(problems)
     for expected in ("frame 'b' has 2 parents", "cycle through frame", "roots", "quaternion of norm",
@@ -78,4 +80,4 @@ def test_writer_refuses_a_short_topic(tmp_path: Path) -> None:
         yield T0, enc.log(T0, "info", "x", "y")
 
     with pytest.raises(ConversionError, match="wrote 1 messages, expected 2"):
-        write_file(tmp_path / "x.mcap", [Topic("/log", "log", 2, logs)], enc, {}, None, T0)
+        write_file(io.BytesIO(), [Topic("/log", "log", 2, logs)], enc, {}, None, T0)
