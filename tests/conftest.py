@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from robokit.converters.options import WriterOptions
 from robokit.samples import SampleSpec, write_samples
 
 if sys.platform.startswith("linux"):  # MuJoCo picks its GL backend on first import, whichever test imports it
     os.environ.setdefault("MUJOCO_GL", "egl")
 
+LEROBOT_OPTIONS = WriterOptions(fps=15, action="joints/position_delta", poses=("tf/tool0",), robot_type="sample_arm")
 SHARED_FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 
 
@@ -47,10 +50,20 @@ def lerobot_root(sample_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     """A LeRobot dataset written once per session from the sample recordings (writer, reader and checks)."""
     import robokit
     from robokit.converters import get_converter
-    from robokit.converters.options import WriterOptions
 
     out = tmp_path_factory.mktemp("lerobot-out")
     episodes = robokit.open(sorted(sample_dir.iterdir()))
-    options = WriterOptions(fps=15, action="joints/position_delta", poses=("tf/tool0",), robot_type="sample_arm")
-    get_converter("lerobot").write(episodes, out, options)
+    get_converter("lerobot").write(episodes, out, LEROBOT_OPTIONS)
+    return out / "lerobot"
+
+
+@pytest.fixture(scope="session")
+def lerobot_rolled_root(sample_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same dataset as `lerobot_root` with tiny file limits: every episode in a data and video file of its own."""
+    import robokit
+    from robokit.converters import get_converter
+
+    out = tmp_path_factory.mktemp("lerobot-rolled")
+    options = replace(LEROBOT_OPTIONS, extra={"data_file_mb": 0.001, "video_file_mb": 0.001})
+    get_converter("lerobot").write(robokit.open(sorted(sample_dir.iterdir())), out, options)
     return out / "lerobot"

@@ -7,11 +7,8 @@ size changes fails with a clear message instead of producing a dataset its consu
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from dataclasses import dataclass
-
-from PIL import Image
 
 from robokit.converters.prepare import PreparedEpisode
 from robokit.converters.registry import ExtraOption
@@ -62,7 +59,7 @@ def frame_layout(frame: Frame) -> tuple[int, int, int, str]:
         pixels = frame.array()
         channels = 1 if pixels.ndim == 2 else int(pixels.shape[2])
         return int(pixels.shape[0]), int(pixels.shape[1]), channels, str(pixels.dtype)
-    with Image.open(io.BytesIO(frame.data)) as im:
+    with frame.opened() as im:
         channels, dtype = _MODES.get(im.mode, (3, "uint8"))
         return im.height, im.width, channels, dtype
 

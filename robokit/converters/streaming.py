@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import PreparedEpisode, prepare
 from robokit.converters.registry import WriteResult
-from robokit.errors import ChannelError, ConversionError
+from robokit.errors import ConversionError, RobokitError
 from robokit.timeline import Episode, ImageStream
 
 
@@ -74,17 +74,18 @@ class StreamingConverter(Protocol):
         """Decisions needing every episode (ids, common fps, splits), from the index pass; picklable."""
 
     def encode(self, ctx: EpisodeContext, plan: Any) -> Encoded:
-        """Encode one episode; raise ChannelError/ConversionError when it cannot be converted."""
+        """Encode one episode; raise a RobokitError (ChannelError, SourceError, ...) when it cannot be converted."""
 
     def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: Any) -> WriteResult:
         """Write `<out_dir>/<name>/` from the encoded episodes, in input order, atomically."""
 
 
 def encode_safely(conv: StreamingConverter, ctx: EpisodeContext, plan: Any) -> Encoded:
-    """`conv.encode`, an unconvertible episode becoming an Encoded with its reason."""
+    """`conv.encode`, an unconvertible episode (a typed error: missing channel, corrupt frame, no overlap to
+    resample) becoming an Encoded with its reason; other errors (a vanished file, a full disk) abort."""
     try:
         return conv.encode(ctx, plan)
-    except (ChannelError, ConversionError) as exc:
+    except RobokitError as exc:
         return Encoded(ctx.index, ctx.episode.id, error=str(exc))
 
 

@@ -61,6 +61,9 @@ class VideoEncoder:
     """Writes frames to one MP4 (a file or a binary buffer) with pts = frame number and time base 1/fps."""
 
     def __init__(self, target: Path | BinaryIO, width: int, height: int, fps: int, settings: VideoSettings) -> None:
+        if settings.pix_fmt.startswith(("yuv420", "yuv422")) and (width % 2 or height % 2):
+            raise ConversionError(f"{width}x{height} frames: {settings.pix_fmt} video needs an even width and "
+                                  "height; pass image_size to resize them")
         os.environ.setdefault("SVT_LOG", "1")  # SVT-AV1 prints its banner per stream otherwise
         self.frames = 0
         self._container: Any = av.open(str(target) if isinstance(target, Path) else target, mode="w", format="mp4")

@@ -173,27 +173,34 @@ def _streaming(name: str) -> StreamingConverter | None:
     return conv if conv.consumes == "episodes" and isinstance(conv, StreamingConverter) else None
 
 
+Outcome = tuple[WriteResult | RobokitError, float]  # a format's result (or why it failed) and its seconds
+
+
 def write_formats(names: Sequence[str], inputs: Inputs, dest: Path, options: WriterOptions, executor: str,
-                  workers: int, ray_address: str | None, progress: Progress) -> dict[str, WriteResult | RobokitError]:
-    """Write every format: streaming ones from one shared pass, the others alone; failures as their error."""
+                  workers: int, ray_address: str | None, progress: Progress) -> dict[str, Outcome]:
+    """Write every format: streaming ones from one shared pass (timed together), the others alone."""
     from robokit.export.pipeline import write_episodes
 
-    results: dict[str, WriteResult | RobokitError] = {}
+    outcomes: dict[str, Outcome] = {}
     shared: list[tuple[StreamingConverter, Any]] = []
     for name in names:
         conv = _streaming(name)
+        start = time.perf_counter()
         try:
             if conv is None:
-                results[name] = _write_alone(name, inputs, dest, options)
+                outcomes[name] = (_write_alone(name, inputs, dest, options), time.perf_counter() - start)
             elif not inputs.episodes:
                 raise RobokitError(f"{name}: no recordings to convert")
             else:
                 shared.append((conv, conv.plan(inputs.episodes, options)))
         except RobokitError as exc:
-            results[name] = exc
+            outcomes[name] = (exc, time.perf_counter() - start)
     if shared:
-        results.update(write_episodes(shared, inputs, dest, executor, workers, ray_address, progress))
-    return {name: results[name] for name in names}
+        start = time.perf_counter()
+        results = write_episodes(shared, inputs, dest, executor, workers, ray_address, progress)
+        seconds = time.perf_counter() - start
+        outcomes.update((name, (result, seconds)) for name, result in results.items())
+    return {name: outcomes[name] for name in names}
 
 
 def export(
@@ -263,11 +270,9 @@ def export(
             if reused is not None:
                 format_reports[name] = reused
         pending = [name for name in formats if name not in format_reports]
-        t0 = time.perf_counter()
-        results = write_formats(pending, inputs, dest_path, opts, executor, workers, ray_address,
-                                progress or NoProgress())
-        seconds = time.perf_counter() - t0
-        for name, result in results.items():
+        outcomes = write_formats(pending, inputs, dest_path, opts, executor, workers, ray_address,
+                                 progress or NoProgress())
+        for name, (result, seconds) in outcomes.items():
             if isinstance(result, RobokitError):
                 format_reports[name] = FormatReport(name, status="failed", reason=str(result), cache_key=keys[name])
                 note(f"warning: {name}: {result}")

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
-from PIL import Image
+from PIL import Image, UnidentifiedImageError
+
+from robokit.errors import SourceError
 
 ENCODED_FORMATS = ("jpeg", "png")
 
@@ -25,11 +28,24 @@ class Frame:
         """The decoded image: (H, W, 3) uint8 RGB, (H, W, 4) RGBA, or (H, W) for mono and depth."""
         if self.pixels is not None:
             return self.pixels
-        assert self.data is not None
-        with Image.open(io.BytesIO(self.data)) as im:
+        with self.opened() as im:
             if im.mode in ("P", "CMYK", "YCbCr", "LA"):
                 return np.asarray(im.convert("RGB"))
             return np.asarray(im)
+
+    @contextmanager
+    def opened(self) -> Iterator[Image.Image]:
+        """The encoded bytes opened with PIL; corrupt or truncated bytes raise SourceError (the recording's
+        fault, so the episode is skipped, not the disk's)."""
+        assert self.data is not None
+        try:
+            with Image.open(io.BytesIO(self.data)) as im:
+                yield im
+        except UnidentifiedImageError as err:
+            raise SourceError(f"{self.format} image of {len(self.data)} bytes cannot be decoded "
+                              "(not an image PIL can read)") from err
+        except (OSError, ValueError) as err:
+            raise SourceError(f"{self.format} image of {len(self.data)} bytes cannot be decoded ({err})") from err
 
     def encoded(self, fmt: str = "png", quality: int = 95) -> bytes:
         """Encoded bytes in `fmt`; passes existing bytes through untouched when they already are `fmt`."""

@@ -54,3 +54,10 @@ def test_concatenated_segments_decode_in_order(codec: str, tmp_path: Path) -> No
 def test_h264_has_no_b_frames() -> None:
     assert VideoSettings(codec="h264").options()["bf"] == "0"
     assert "bf" not in VideoSettings(codec="av1").options()
+
+
+def test_odd_frame_sizes_are_refused_clearly() -> None:
+    from robokit.errors import ConversionError
+
+    with pytest.raises(ConversionError, match="4x3 frames: yuv420p video needs an even width and height"):
+        VideoEncoder(io.BytesIO(), 4, 3, FPS, VideoSettings())

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
@@ -386,8 +387,8 @@ class _DatasetWriter:
         return {
             "codebase_version": CODEBASE_VERSION, "fps": self.first.schema.fps, "features": features,
             "total_episodes": count, "total_frames": self.frames, "total_tasks": len(self.tasks),
-            "chunks_size": CHUNKS_SIZE, "data_files_size_in_mb": int(self.plan.data_mb),
-            "video_files_size_in_mb": int(self.plan.video_mb), "data_path": DATA_PATH,
+            "chunks_size": CHUNKS_SIZE, "data_files_size_in_mb": math.ceil(self.plan.data_mb),
+            "video_files_size_in_mb": math.ceil(self.plan.video_mb), "data_path": DATA_PATH,
             "video_path": VIDEO_PATH if self.videos else None,
             "robot_type": self.plan.options.robot_type or self.first.schema.robot_type or None,
             "splits": {"train": f"0:{count}"},

@@ -64,3 +64,18 @@ def test_delta_timestamps(lerobot_root: Path, lerobot_env: None) -> None:
     assert tuple(item["observation.images.front"].shape) == (2, 3, 120, 160)
     assert tuple(item["action"].shape) == (3, 7)
     assert not bool(item["action_is_pad"].any())
+
+
+def test_rolled_over_files_load_like_one_file(lerobot_root: Path, lerobot_rolled_root: Path,
+                                              lerobot_env: None) -> None:
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    one = LeRobotDataset("robokit/sample", root=lerobot_root)
+    rolled = LeRobotDataset("robokit/sample", root=lerobot_rolled_root)
+    assert rolled.num_frames == one.num_frames
+    first_of_second = int(one.meta.episodes[1]["dataset_from_index"])
+    for i in (0, first_of_second - 1, first_of_second, one.num_frames - 1):
+        a, b = one[i], rolled[i]
+        assert int(a["episode_index"]) == int(b["episode_index"]) and int(a["frame_index"]) == int(b["frame_index"])
+        assert np.array_equal(a["action"].numpy(), b["action"].numpy())
+        assert np.array_equal(a["observation.images.front"].numpy(), b["observation.images.front"].numpy())

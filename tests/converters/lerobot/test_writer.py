@@ -86,3 +86,19 @@ def test_missing_channel_is_a_clear_error(sample_bag: Path, tmp_path: Path) -> N
     with pytest.raises(ChannelError, match="camera 'top/rgb' not found; available: front/rgb, wrist/rgb"):
         get_converter("lerobot").write(robokit.open(sample_bag), tmp_path, WriterOptions(cameras=("top",)))
     assert not any(tmp_path.iterdir())
+
+
+def test_files_roll_over_and_read_back_like_one_file(lerobot_rolled_root: Path, lerobot_root: Path) -> None:
+    data = sorted(p.relative_to(lerobot_rolled_root).as_posix() for p in lerobot_rolled_root.rglob("file-*.*"))
+    assert [p for p in data if p.startswith("data/")] == ["data/chunk-000/file-000.parquet",
+                                                          "data/chunk-000/file-001.parquet"]
+    assert len([p for p in data if p.startswith("videos/observation.images.front/")]) == 2
+    eps = pq.read_table(lerobot_rolled_root / "meta" / "episodes" / "chunk-000" / "file-000.parquet").to_pylist()
+    assert [(e["data/file_index"], e["videos/observation.images.front/file_index"]) for e in eps] == [(0, 0), (1, 1)]
+    assert eps[1]["videos/observation.images.front/from_timestamp"] == 0.0
+    info = json.loads((lerobot_rolled_root / "meta" / "info.json").read_text())
+    assert info["data_files_size_in_mb"] == info["video_files_size_in_mb"] == 1  # an integer, rounded up
+    for one, rolled in zip(robokit.open(lerobot_root), robokit.open(lerobot_rolled_root), strict=True):
+        assert np.array_equal(one["action"].values, rolled["action"].values)
+        last = len(one["front/rgb"]) - 1
+        assert np.array_equal(one["front/rgb"].frame(last).array(), rolled["front/rgb"].frame(last).array())
