@@ -35,13 +35,20 @@ _instances: dict[str, Converter] = {}
 
 @dataclass
 class WriteResult:
-    """What a writer produced: files (relative to its format folder), episode and frame counts, warnings."""
+    """What a writer produced: files (relative to its format folder), episode and frame counts, warnings.
+
+    `episode_files` names the files holding each episode's samples (files under no episode, such as
+    metadata and indexes, are shared); `episode_frames` each episode's frames. Writers that cannot tell
+    leave them empty.
+    """
 
     files: list[str] = field(default_factory=list)
     episodes: int = 0
     frames: int = 0
     warnings: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (episode id, reason)
+    episode_files: dict[str, list[str]] = field(default_factory=dict)
+    episode_frames: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

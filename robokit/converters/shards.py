@@ -7,7 +7,7 @@ than the target gets a shard of its own. Final names may depend on the shard cou
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -35,6 +35,11 @@ def shard_bytes(value: object, option: str, low_mb: float, high_mb: float) -> in
     if not low_mb <= mb <= high_mb or mb <= 0:
         raise OptionError(f"{option} {mb:g}: expected {low_mb:g} to {high_mb:g} MB")
     return int(mb * MB)
+
+
+def item_shards(shards: Sequence[Shard]) -> list[str]:
+    """The shard name of every item, in the order the items were added."""
+    return [shard.name for shard in shards for _ in range(shard.items)]
 
 
 class ShardSet:

@@ -118,6 +118,7 @@ def accepted(fmt: str, parts: Iterable[Encoded], result: WriteResult) -> Iterato
         first = first or part
         result.episodes += 1
         result.frames += part.frames
+        result.episode_frames[part.episode_id] = part.frames
         yield part
     if first is None:
         raise ConversionError(error or f"{fmt}: no episodes to write")

@@ -21,6 +21,7 @@ class ItemReport:
 
     label: str
     data_path: str
+    kind: str = "recording"  # recording | scene
     status: str = "converted"  # converted | skipped
     reason: str = ""
     episodes: list[str] = field(default_factory=list)
@@ -80,7 +81,7 @@ def read_items(items: Sequence[ManifestItem], task: str | None, note: Log) -> In
         t0 = time.perf_counter()
         if is_scene_input(item.data_path):
             inputs.scene_paths.append(item.data_path)
-            rep.episodes = [item.data_path.stem]
+            rep.kind, rep.episodes = "scene", [item.data_path.stem]
             continue
         try:
             eps = list(enumerate(open_item(item)))

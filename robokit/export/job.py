@@ -53,6 +53,8 @@ class FormatReport:
     cache_key: str = ""
     warnings: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (episode id, reason)
+    episode_files: dict[str, list[str]] = field(default_factory=dict)  # see WriteResult
+    episode_frames: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -136,7 +138,9 @@ def _written(name: str, key: str, result: WriteResult, out: Path, seconds: float
              log: Log) -> FormatReport:
     """The report of a format just written, logged and put into the cache."""
     report = FormatReport(name, episodes=result.episodes, frames=result.frames, files=result.files,
-                          warnings=list(result.warnings), cache_key=key, seconds=seconds)
+                          warnings=list(result.warnings), cache_key=key, seconds=seconds,
+                          skipped=list(result.skipped), episode_files=result.episode_files,
+                          episode_frames=result.episode_frames)
     report.bytes = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
     log(f"{name}: wrote {report.episodes} episode(s), {report.frames} frames, {report.bytes / 1e6:.1f} MB "
         f"in {seconds:.1f} s ({report.frames / max(seconds, 1e-9):.0f} frames/s)")
@@ -144,7 +148,6 @@ def _written(name: str, key: str, result: WriteResult, out: Path, seconds: float
         log(f"warning: {name}: {w}")
     if cache is not None:
         cache.put(key, out, {"format": name, "episodes": report.episodes, "report": asdict(report)})
-    report.skipped = list(result.skipped)
     return report
 
 
@@ -292,16 +295,24 @@ def export(
 
 
 def _attribute(fr: FormatReport, reports: list[ItemReport], note: Log) -> None:
-    """Give each item the files of a format, and warn about its episodes the writer skipped."""
+    """Give each item a format's files holding its episodes (plus the shared ones) and their frames; warn
+    about its episodes the writer skipped. Scene inputs only feed the scene formats."""
     skipped = dict(fr.skipped)
+    held = {f for files in fr.episode_files.values() for f in files}
+    shared = [f for f in fr.files if f not in held]
+    scene_format = get_converter(fr.name).consumes == "scene"
     for rep in reports:
-        if rep.status != "converted":
+        if rep.status != "converted" or (rep.kind == "scene" and not scene_format):
             continue
         mine = [ep_id for ep_id in rep.episodes if ep_id in skipped]
         for ep_id in mine:
             note(f"warning: {fr.name}: skipped episode {ep_id} of {rep.label}: {skipped[ep_id]}")
-        if fr.status != "failed" and len(mine) < len(rep.episodes):
-            rep.files[fr.name] = [f for f in fr.files if any(ep_id in f for ep_id in rep.episodes)] or fr.files
+        if fr.status == "failed" or len(mine) == len(rep.episodes):
+            continue
+        own = {f for ep_id in rep.episodes for f in fr.episode_files.get(ep_id, ())}
+        rep.files[fr.name] = sorted(own) + shared if fr.episode_files else list(fr.files)
+        if fr.episode_frames:
+            rep.frames[fr.name] = sum(fr.episode_frames.get(ep_id, 0) for ep_id in rep.episodes)
 
 
 def _finish(reports: list[ItemReport], formats: dict[str, FormatReport], messages: list[str],

@@ -48,3 +48,13 @@ def test_out_that_is_a_file(sample_bag: Path, tmp_path: Path, capsys: pytest.Cap
     target.write_text("x")
     assert main(["convert", str(sample_bag), "--to", "lerobot", "--out", str(target)]) == 2
     assert "is not a folder" in capsys.readouterr().err
+
+
+def test_help_shows_every_default(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "300")
+    main(["convert", "--help"])
+    out = capsys.readouterr().out
+    for text in ("Output rate (default: slowest camera, else state)", "nearest | linear (default: nearest)",
+                 "(default: all)", "(default: joints/position)", "(default: rayform)", "xyzw | wxyz (default: xyzw)",
+                 "one per CPU. [default: 0]", "naming the sequence zip (default: from sources)"):
+        assert text in out, text

@@ -73,3 +73,30 @@ def test_cache_entries_listed_and_removed(sample_bag: Path, tmp_path: Path) -> N
     (entry,) = cache.entries()
     assert entry.meta["format"] == "lerobot" and entry.size > 0
     assert cache.remove(entry.key[:6]) == 1 and cache.entries() == []
+
+
+def test_items_list_the_files_holding_their_episodes_and_their_frames(sample_dir: Path, tmp_path: Path) -> None:
+    import trimesh
+
+    bags = sorted(sample_dir.iterdir())
+    mesh = tmp_path / "crate.stl"
+    trimesh.creation.box((0.4, 0.3, 0.3)).export(mesh)
+    formats = ["lerobot", "rlds", "webdataset", "mcap", "viam-binary", "viam-sequence", "mjcf"]
+    tiny = {"data_file_mb": 0.001, "video_file_mb": 0.001, "rlds_shard_mb": 0.001, "wds_shard_mb": 256,
+            "collision": "convex-hull"}  # one LeRobot file and one TFRecord shard per episode
+    job = export([*bags, mesh], formats, tmp_path / "out", {**OPTS, **tiny}, use_cache=False)
+    first, second, scene = job.items
+    assert scene.kind == "scene" and set(scene.files) == {"mjcf"}
+    assert set(first.files["webdataset"]) == set(second.files["webdataset"]) == set(job.formats["webdataset"].files)
+    for fmt in formats[:-1]:
+        report = job.formats[fmt]
+        assert first.frames[fmt] + second.frames[fmt] == report.frames > 0, fmt
+        if fmt == "webdataset":  # its smallest shard (256 MB) holds both
+            continue
+        own_first = set(first.files[fmt]) - set(second.files[fmt])
+        own_second = set(second.files[fmt]) - set(first.files[fmt])
+        assert own_first and own_second, fmt  # each episode sits in files of its own here
+        assert set(first.files[fmt]) | set(second.files[fmt]) == set(report.files), fmt
+    assert "data/chunk-000/file-000.parquet" in first.files["lerobot"]
+    assert "data/chunk-000/file-001.parquet" in second.files["lerobot"]
+    assert "meta/info.json" in first.files["lerobot"] and "meta/info.json" in second.files["lerobot"]

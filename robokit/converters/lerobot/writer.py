@@ -173,7 +173,7 @@ class LeRobotWriter:
             dataset = _DatasetWriter(root, plan)
             with closing(dataset):
                 for part in accepted(self.name, parts, result):
-                    dataset.add(part.data)
+                    result.episode_files[part.episode_id] = dataset.add(part.data)
             dataset.write_meta()
             result.files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
         return result
@@ -315,8 +315,9 @@ class _DatasetWriter:
         self.image_stats: dict[str, list[ImageStats]] = {}
         self.frames = 0
 
-    def add(self, ep: _Episode) -> None:
-        """Write one episode's rows and videos; keep its episodes-table row and what the global stats need."""
+    def add(self, ep: _Episode) -> list[str]:
+        """Write one episode's rows and videos, returning the files they went to; keep its episodes-table row
+        and what the global stats need."""
         if self.first is None:
             self.first = ep
             self.videos = {cam: _CameraFiles(self.root, camera_key(cam), ep.schema.fps, self.plan.video_mb * 1e6)
@@ -343,6 +344,8 @@ class _DatasetWriter:
         for cam in self.videos:
             self.image_stats.setdefault(cam, []).append(ep.videos[cam].stats)
         self.frames += n
+        return [self.data.counter.path(DATA_PATH)] + [files.counter.path(VIDEO_PATH, video_key=files.key)
+                                                      for files in self.videos.values()]
 
     def close(self) -> None:
         """Finish the open data and video files."""

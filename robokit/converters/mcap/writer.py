@@ -162,6 +162,7 @@ class McapConverter:
                 name = plan.names[part.index]
                 (root / name).write_bytes(part.data)
                 result.files.append(name)
+                result.episode_files[part.episode_id] = [name]
         return result
 
     def check(self, format_dir: Path) -> list[str]:

@@ -42,7 +42,7 @@ from robokit.converters.rlds.layout import (
     version,
 )
 from robokit.converters.rlds.records import framed_size, write_record
-from robokit.converters.shards import Shard, ShardSet, shard_bytes
+from robokit.converters.shards import Shard, ShardSet, item_shards, shard_bytes
 from robokit.converters.staging import staged_dir
 from robokit.converters.streaming import Encoded, EpisodeContext, accepted, prepared_signature, write_streaming
 from robokit.converters.vectors import pose_key, pose_names, pose_vectors
@@ -232,14 +232,21 @@ class RldsWriter:
             root.mkdir(parents=True)
             splits = {s: _Split(root, settings.name, s, settings.shard_bytes) for s in ("train", "val")}
             schema: _Schema | None = None
+            ids: dict[str, list[str]] = {s: [] for s in splits}  # per split, in order
             with ExitStack() as stack:
                 for split in splits.values():
                     stack.enter_context(split.shards)
                 for part in accepted(self.name, parts, result):
                     chunks, size, episode_schema = part.data
                     schema = schema or episode_schema
-                    splits["val" if part.index in plan.val else "train"].add(chunks, size)
+                    name = "val" if part.index in plan.val else "train"
+                    splits[name].add(chunks, size)
+                    ids[name].append(part.episode_id)
                 written = {s: (split.shards.finish(), split.num_bytes) for s, split in splits.items()}
+            folder = root.relative_to(staging).as_posix()
+            for s, (shards, _) in written.items():
+                result.episode_files.update(
+                    (ep, [f"{folder}/{name}"]) for ep, name in zip(ids[s], item_shards(shards), strict=True))
             assert schema is not None
             _write_metadata(root, settings, schema, written, plan.options)
             result.files = sorted(str(p.relative_to(staging)) for p in root.iterdir())

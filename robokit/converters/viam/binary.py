@@ -110,10 +110,12 @@ class ViamBinaryWriter:
             for part in accepted(self.name, parts, result):
                 records, tags, robokit = part.data
                 sequence_id = plan.ids.sequences[part.index]
+                held = result.episode_files.setdefault(part.episode_id, [])
                 for record in records:
                     file = file_name(record, sequence_id)
                     if record.data is not None:
                         (root / DATA_DIR / file).write_bytes(record.data)
+                        held.append(f"{DATA_DIR}/{file}")
                     f.write(json_line(record, f"{destination}/{DATA_DIR}/{file}", plan.ids, sequence_id, tags,
                                       robokit))
                     f.write("\n")

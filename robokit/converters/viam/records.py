@@ -24,8 +24,8 @@ from robokit.timeline import Episode, EventStream, ImageStream
 from robokit.timeline.detections import Box, decode_boxes, is_detection_channel
 from robokit.viam.layout import slug
 
-DATASET_ID = ExtraOption("dataset_id", str, None, "Viam dataset ID (names the sequence zip) [default: from sources].")
-PART_ID = ExtraOption("part_id", str, None, "Machine part ID stored with every image and reading [default: derived].")
+DATASET_ID = ExtraOption("dataset_id", str, None, "Viam dataset ID, naming the sequence zip (default: from sources).")
+PART_ID = ExtraOption("part_id", str, None, "Machine part ID stored with every image and reading (default: derived).")
 IMAGE_FORMAT = ExtraOption("image_format", str, "auto",
                            "Image files: auto keeps the recorded JPEG/PNG (bytes untouched unless resized; raw "
                            "frames → PNG), or jpeg | png.",

@@ -178,6 +178,7 @@ class ViamSequenceWriter:
                     for path, data in seq.images:
                         (root / path).parent.mkdir(parents=True, exist_ok=True)
                         (root / path).write_bytes(data)
+                    result.episode_files[part.episode_id] = [path for path, _ in seq.images]
                     writers[BINARY_TABLE].write_table(seq.binary)
                     for table in seq.tabular:
                         writers[TABULAR_TABLE].write_table(table)

@@ -26,7 +26,7 @@ from robokit.converters.images import (
 from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import PreparedEpisode
 from robokit.converters.registry import ExtraOption, WriteResult
-from robokit.converters.shards import Shard, ShardSet, shard_bytes
+from robokit.converters.shards import Shard, ShardSet, item_shards, shard_bytes
 from robokit.converters.staging import staged_dir
 from robokit.converters.streaming import Encoded, EpisodeContext, accepted, prepared_signature, write_streaming
 from robokit.converters.vectors import pose_key, pose_names, pose_vectors
@@ -205,8 +205,10 @@ class WebDatasetWriter:
             keys: dict[str, Any] | None = None  # the first accepted episode's
             samples: list[int] = []  # per shard
             fps: set[float] = set()
+            ids: list[str] = []
             for part in accepted(self.name, parts, result):
                 group, size, episode_fps, episode_keys = part.data
+                ids.append(part.episode_id)
                 keys = keys or episode_keys
                 fps.add(episode_fps)
                 out = shards.file_for(size)
@@ -217,6 +219,7 @@ class WebDatasetWriter:
                 samples += [0] * (shards.current_index + 1 - len(samples))
                 samples[shards.current_index] += len(group)
             written = shards.finish()
+            result.episode_files = {ep: [name] for ep, name in zip(ids, item_shards(written), strict=True)}
             assert keys is not None
             _write_metadata(root, prefix, plan.layout, written, samples, keys, result, fps)
             result.files = sorted(p.name for p in root.iterdir())
