@@ -85,7 +85,8 @@ def convert(
     ctx: typer.Context,
     sources: Annotated[list[Path] | None, typer.Argument(help="Recordings, datasets or scene files.")] = None,
     to: Annotated[list[str] | None, typer.Option("--to", help="Output format (repeat for several).")] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Output folder; one subfolder per format.")] = None,
+    out: Annotated[str | None, typer.Option("--out", help="Output folder or fsspec URL (s3://...); one subfolder "
+                                                          "per format.")] = None,
     manifest: Annotated[Path | None, typer.Option(help="JSON Lines manifest (data_path, episode_id, ...).")] = None,
     config: Annotated[Path | None, typer.Option(help="YAML with the same options under training_export:.")] = None,
     fps: Annotated[float | None, typer.Option(help="Output rate (default: slowest camera, else state).")] = None,
@@ -122,7 +123,7 @@ def convert(
         formats = [formats]
     if not formats:
         raise OptionError(f"give --to FORMAT (available: {', '.join(available())})")
-    dest = out or (Path(cfg.pop("out")) if "out" in cfg else None)
+    dest = out or (str(cfg.pop("out")) if "out" in cfg else None)  # a str: Path would fold "s3://" to "s3:/"
     if dest is None:
         raise OptionError("give --out DIR")
     cli = {"fps": fps, "resample": resample, "cameras": cameras, "state": state, "action": action, "poses": poses,

@@ -14,6 +14,20 @@ def is_url(dest: str) -> bool:
     return "://" in dest and not dest.startswith("file://")
 
 
+def _check_protocol(dest: str) -> None:
+    """OptionError, before any conversion, when fsspec or the URL's file system backend is missing or unknown."""
+    protocol = dest.split("://", 1)[0]
+    try:
+        import fsspec
+
+        fsspec.get_filesystem_class(protocol)
+    except ImportError as exc:
+        raise OptionError(f"--out {dest}: the {protocol}:// file system needs a package that is not installed "
+                          f"({exc})") from exc
+    except ValueError:
+        raise OptionError(f"--out {dest}: unknown file system protocol {protocol!r}") from None
+
+
 class Destination:
     """`local` is where writers write; `publish()` uploads it when the destination is remote."""
 
@@ -21,6 +35,7 @@ class Destination:
         self.dest = dest
         self._staging: Path | None = None
         if is_url(dest):
+            _check_protocol(dest)
             self._staging = Path(tempfile.mkdtemp(prefix="robokit-export-"))
             self.local = self._staging
         else:
@@ -34,10 +49,8 @@ class Destination:
     def publish(self) -> None:
         if self._staging is None:
             return
-        try:
-            import fsspec
-        except ImportError as exc:
-            raise OptionError("remote destinations need fsspec: pip install fsspec (and s3fs for s3://)") from exc
+        import fsspec
+
         try:
             fs, root = fsspec.core.url_to_fs(self.dest)
             for path in sorted(p for p in self._staging.rglob("*") if p.is_file()):

@@ -58,3 +58,12 @@ def test_help_shows_every_default(capsys: pytest.CaptureFixture[str], monkeypatc
                  "(default: all)", "(default: joints/position)", "(default: rayform)", "xyzw | wxyz (default: xyzw)",
                  "one per CPU. [default: 0]", "naming the sequence zip (default: from sources)"):
         assert text in out, text
+
+
+def test_out_may_be_a_url(sample_bag: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import fsspec
+
+    assert main(["convert", str(sample_bag), "--to", "mcap", "--out", "memory://robokit-cli/out", "-q"]) == 0
+    assert fsspec.filesystem("memory").exists("/robokit-cli/out/mcap/episode_000.mcap")
+    assert main(["convert", str(sample_bag), "--to", "mcap", "--out", "s4://bucket/out"]) == 2
+    assert "unknown file system protocol 's4'" in capsys.readouterr().err
