@@ -28,7 +28,7 @@ from robokit.converters.prepare import base_channel
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.staging import staged_dir
 from robokit.converters.streaming import Encoded, EpisodeContext, accepted, write_streaming
-from robokit.errors import ChannelError, ConversionError, OptionError, RobokitError
+from robokit.errors import ChannelError, ConversionError, OptionError
 from robokit.timeline import Episode
 
 IMAGE_FORMATS = ("jpeg", "png")
@@ -142,16 +142,11 @@ class McapConverter:
         ep, s = ctx.episode, plan.settings
         enc = encoder_for(s.encoding)
         buf = io.BytesIO()
-        try:
-            with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
-                aligned, frames, notes = align(ep, plan.options)
-                p = topic_plan(ep, aligned, plan.options, s.image_format, enc, pool, notes)
-                record = episode_record(ep, p, plan.options, s.encoding)
-                write_file(buf, p.topics, enc, {"robokit.episode": record}, robot_description(ep), p.t0)
-        except (ChannelError, ConversionError):
-            raise
-        except RobokitError as exc:  # any reason an episode cannot be read or written skips just that episode
-            raise ConversionError(str(exc)) from exc
+        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+            aligned, frames, notes = align(ep, plan.options)
+            p = topic_plan(ep, aligned, plan.options, s.image_format, enc, pool, notes)
+            record = episode_record(ep, p, plan.options, s.encoding)
+            write_file(buf, p.topics, enc, {"robokit.episode": record}, robot_description(ep), p.t0)
         return Encoded(ctx.index, ep.id, buf.getvalue(), frames,
                        warnings=[f"{ep.id}: {text}" for level, text in notes if level == "warning"])
 
