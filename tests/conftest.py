@@ -45,25 +45,22 @@ def shared_fixtures() -> Path:
     return SHARED_FIXTURES
 
 
-@pytest.fixture(scope="session")
-def lerobot_root(sample_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A LeRobot dataset written once per session from the sample recordings (writer, reader and checks)."""
+def _write_lerobot(sample_dir: Path, out: Path, options: WriterOptions) -> Path:
     import robokit
     from robokit.converters import get_converter
 
-    out = tmp_path_factory.mktemp("lerobot-out")
-    episodes = robokit.open(sorted(sample_dir.iterdir()))
-    get_converter("lerobot").write(episodes, out, LEROBOT_OPTIONS)
+    get_converter("lerobot").write(robokit.open(sorted(sample_dir.iterdir())), out, options)
     return out / "lerobot"
+
+
+@pytest.fixture(scope="session")
+def lerobot_root(sample_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A LeRobot dataset written once per session from the sample recordings (writer, reader and checks)."""
+    return _write_lerobot(sample_dir, tmp_path_factory.mktemp("lerobot-out"), LEROBOT_OPTIONS)
 
 
 @pytest.fixture(scope="session")
 def lerobot_rolled_root(sample_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The same dataset as `lerobot_root` with tiny file limits: every episode in a data and video file of its own."""
-    import robokit
-    from robokit.converters import get_converter
-
-    out = tmp_path_factory.mktemp("lerobot-rolled")
     options = replace(LEROBOT_OPTIONS, extra={"data_file_mb": 0.001, "video_file_mb": 0.001})
-    get_converter("lerobot").write(robokit.open(sorted(sample_dir.iterdir())), out, options)
-    return out / "lerobot"
+    return _write_lerobot(sample_dir, tmp_path_factory.mktemp("lerobot-rolled"), options)
