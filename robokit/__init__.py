@@ -16,13 +16,17 @@ __version__ = "0.1.0"
 
 
 def open(
-    paths: str | Path | Iterable[str | Path], mapping: Mapping[str, str] | str | Path | None = None
+    paths: str | Path | Iterable[str | Path],
+    mapping: Mapping[str, str] | str | Path | None = None,
+    *,
+    verify: bool = True,
 ) -> list[Episode]:
     """Lazy episodes of one or many recordings, format sniffed from the content.
 
     `mapping` overrides topic → channel names: a dict, or a YAML/JSON file of `topic: channel` pairs.
+    `verify=False` skips the chunk CRC checks of MCAP files.
     """
-    return open_episodes(paths, ReadOptions(mapping=load_mapping(mapping)))
+    return open_episodes(paths, ReadOptions(mapping=load_mapping(mapping), verify=verify))
 
 
 __all__ = ["Episode", "RobokitError", "__version__", "frames", "open", "resample"]

@@ -23,9 +23,30 @@ def print_summary(job: ExportJob) -> None:
             table.add_column(col)
         for row in rows:
             table.add_row(*row)
-        Console().print(table)
+        console = Console()
+        console.print(table)
+        for line in reading_lines(job):
+            console.print(line, style="yellow", markup=False)
         return
     widths = [max(len(r[i]) for r in [_COLUMNS, *rows]) for i in range(len(_COLUMNS))]
     print(title)
     for r in [_COLUMNS, *rows]:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    for line in reading_lines(job):
+        print(line)
+
+
+def reading_lines(job: ExportJob) -> list[str]:
+    """What the readers lost or warned about: one line per incomplete episode, then the warning count."""
+    lines = []
+    for item in job.items:
+        for ep in item.episode_reports:
+            if not ep.complete:
+                lost = f"{ep.lost_messages} message(s) lost" if ep.lost_messages else "messages lost (count unknown)"
+                why = "; ".join(f"{x['topic'] + ': ' if x['topic'] else ''}{x['reason']}" for x in ep.losses[:3])
+                why += "; ..." if len(ep.losses) > 3 else ""
+                lines.append(f"incomplete: {item.label} episode {ep.id}: {lost} ({why})")
+    warned = sum(len(i.warnings) for i in job.items)
+    if warned:
+        lines.append(f"{warned} reader warning(s) in {job.dest}/export.log and export.json")
+    return lines

@@ -223,13 +223,14 @@ def export(
     ray_address: str | None = None,
     log: Log | None = None,
     progress: Progress | None = None,
+    verify: bool = True,
 ) -> ExportJob:
     """Convert recordings (paths or a manifest) into every format in `formats`, one subfolder each.
 
     `dest` may be a local path or an fsspec URL (written to a local staging folder, uploaded at the
     end). With `workers > 1` (or `executor="ray"`) episodes are encoded in worker processes (Ray tasks)
     and assembled in input order, so the output equals the serial one. `progress` is told about every
-    episode each format assembles.
+    episode each format assembles. `verify=False` skips chunk CRC checks when reading.
     """
     from robokit import __version__
     from robokit.export.destination import Destination
@@ -262,7 +263,7 @@ def export(
     cache = ExportCache(cache_root) if use_cache else None
     with Destination(str(dest)) as target:
         dest_path = target.local
-        inputs = read_items(items, task, note)
+        inputs = read_items(items, task, note, verify)
         previous = _previous(dest_path)
         dest_path.mkdir(parents=True, exist_ok=True)
         keys = {name: cache_key(name, _options_record(opts), _format_sources(inputs.episodes)

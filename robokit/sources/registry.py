@@ -14,9 +14,10 @@ from robokit.timeline import Episode
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """How to read: `mapping` overrides the default topic → channel names."""
+    """How to read: `mapping` overrides the default topic → channel names; `verify` checks chunk CRCs."""
 
     mapping: Mapping[str, str] = field(default_factory=dict)
+    verify: bool = True
 
 
 class Reader(Protocol):
