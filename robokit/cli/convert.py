@@ -107,6 +107,9 @@ def convert(
     allow_outside: Annotated[bool, typer.Option(help="Allow manifest paths outside its folder.")] = False,
     overwrite: Annotated[bool, typer.Option(help="Replace a different export already in --out.")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Always convert; do not use or fill the cache.")] = False,
+    no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip MCAP chunk CRC checks (faster on "
+                                                                "uncompressed chunks; damage goes unnoticed).")
+                         ] = False,
     workers: Annotated[int, typer.Option(help="Parallel worker processes; 0: one per CPU.")] = 0,
     executor: Annotated[str, typer.Option(help="local | ray.")] = "local",
     ray_address: Annotated[str | None, typer.Option(help="Address of an existing Ray cluster.")] = None,
@@ -145,6 +148,6 @@ def convert(
         bars = BarsProgress()
     job = export(paths, formats, dest, options, manifest=manifest, task=task, shard_spec=shard,
                  allow_outside=allow_outside, use_cache=not no_cache, workers=workers or os.cpu_count() or 1,
-                 executor=executor, ray_address=ray_address, log=log, progress=bars)
+                 executor=executor, ray_address=ray_address, log=log, progress=bars, verify=not no_verify)
     if not quiet:
         print_summary(job)

@@ -83,10 +83,12 @@ def open_item(item: ManifestItem, verify: bool = True) -> list[Episode]:
 
 @dataclass(frozen=True)
 class EpisodeRef:
-    """Where an episode comes from, so another process can open it again: item, position in the item."""
+    """Where an episode comes from, so another process can open it again: item, position in the item,
+    and whether chunks are verified (so it reads the same messages)."""
 
     item: ManifestItem
     position: int
+    verify: bool = True
 
 
 @dataclass
@@ -131,7 +133,7 @@ def read_items(items: Sequence[ManifestItem], task: str | None, note: Log, verif
             note(f"read {item.label}: episode {e.id}, {len(e.streams)} streams, {e.duration_s:.1f} s")
             _report_reading(rep, e, len(eps) > 1, note)
             inputs.episodes.append(e)
-            inputs.refs.append(EpisodeRef(item, n))
+            inputs.refs.append(EpisodeRef(item, n, verify))
     return inputs
 
 
