@@ -22,6 +22,7 @@ from rosbags.rosbag2 import Reader as Reader2
 
 from robokit.digest import source_digest
 from robokit.errors import SourceError
+from robokit.sources import ros1scan
 from robokit.sources.bagdir import METADATA, Decompress, check_bag_counts, read_bag_dir
 from robokit.sources.collect import Collector, Decode, Loaded
 from robokit.sources.framesource import TopicFrames
@@ -163,9 +164,45 @@ def _index_file(path: Path, reader: Any, ros1: bool, col: Collector, decoders: _
             col.expect(expected, {t: after.get(t, 0) - before.get(t, 0) for t in expected}, f"{path.name}'s index")
 
 
-def scan_topic(files: Sequence[Path], ros1: bool, topic: str, start: int | None) -> Generator[Item, None, None]:
-    """The topic's messages in index-pass order (log time), from `start` on."""
+def _unindexed(path: Path, ros1: bool) -> str:
+    """Why a ROS 1 bag must be read by a linear scan (no usable index: unfinished or cut), "" when it need not."""
+    if not ros1:
+        return ""
+    try:
+        with _open(path, ros1):
+            return ""
+    except SourceError as err:
+        return str(err).removeprefix(f"{path}: ")
+
+
+def _scan_file(path: Path, why: str, col: Collector, decoders: _Decoders) -> None:
+    """Read an unindexed ROS 1 bag into `col` in file order (no index: nothing to compare counts with)."""
+    by_connection: dict[int, Decode | None] = {}
+
+    def declare(conn: Connection) -> None:
+        by_connection[conn.id] = None
+        if col.declare(conn.topic, conn.msgtype):
+            try:
+                by_connection[conn.id] = decoders.get(conn)
+            except Exception as err:
+                col.reject(conn.topic, f"cannot decode {conn.msgtype}: {type(err).__name__}: {err}")
+
+    def lost(what: str) -> None:
+        col.lose("", f"{path.name}: {what}")
+
+    col.warnings.append(f"{path.name}: {why}; read by a linear scan")
+    for conn, log_time, raw in ros1scan.scan(path, declare, lost):
+        col.feed(conn.topic, log_time, raw, by_connection[conn.id])
+
+
+def scan_topic(
+    files: Sequence[Path], ros1: bool, linear: set[Path], topic: str, start: int | None
+) -> Generator[Item, None, None]:
+    """The topic's messages in index-pass order (log time; file order in `linear` files), from `start` on."""
     for path in files:
+        if path in linear:
+            yield from (m for m in ros1scan.scan(path) if m[0].topic == topic and (start is None or m[1] >= start))
+            continue
         with _open(path, ros1) as reader:
             if conns := [c for c in reader.connections if c.topic == topic]:
                 yield from _messages(reader, ros1, conns, start)
@@ -188,14 +225,20 @@ def load(
     What was read is compared with `bag_counts` (a ROS 2 bag's metadata.yaml), else with each file's own
     counts (a ROS 1 bag's index)."""
     decoders = _Decoders(ros1, decompress)
+    linear: set[Path] = set()  # ROS 1 files without a usable index, read by a linear scan
 
     def frames(topic: str, msgtype: str, log_times: np.ndarray) -> FrameSource:
         return TopicFrames(
-            partial(scan_topic, files, ros1, topic), partial(_frame, decoders, msgtype), log_times, f"{label} {topic}"
+            partial(scan_topic, files, ros1, linear, topic), partial(_frame, decoders, msgtype), log_times,
+            f"{label} {topic}",
         )
 
     col = Collector(mapping, frames)
     for path in files:
+        if why := _unindexed(path, ros1):
+            linear.add(path)
+            _scan_file(path, why, col, decoders)
+            continue
         with _open(path, ros1) as reader:
             _index_file(path, reader, ros1, col, decoders, bag_counts is None)
     if bag_counts is not None:
@@ -213,9 +256,12 @@ def _episode(
     options: ReadOptions,
     bag_counts: dict[str, int] | None = None,
 ) -> Episode:
-    for f in files:
-        with _open(f, ros1):
-            pass
+    for f in files:  # a ROS 1 bag without a usable index is scanned when its header is intact
+        if (why := _unindexed(f, ros1)) and not ros1scan.has_bag_header(f):
+            raise SourceError(f"{f}: {why}")
+        if not ros1:
+            with _open(f, ros1):
+                pass
     meta = EpisodeMeta(
         source_uri=str(path.resolve()),
         episode_id=path.name if path.is_dir() else path.stem,

@@ -93,3 +93,28 @@ def test_missing_rows_and_nan_reach_export_json(tmp_path: Path) -> None:
     ok = export([joint_bag(tmp_path / "ok", positions[4:], "mcap")], ["mcap"], tmp_path / "ok-out", {"fps": 10},
                 use_cache=False)
     assert ok.items[0].complete and ok.items[0].episode_reports[0].lost_messages == 0 and not ok.items[0].warnings
+
+
+def test_cut_ros1_bag_converts_its_intact_part(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from rosbags.rosbag1 import Writer as Writer1
+    from rosbags.typesys import Stores, get_typestore
+
+    ts, path = get_typestore(Stores.ROS1_NOETIC), tmp_path / "cut.bag"
+    writer = Writer1(path)
+    writer.chunk_threshold = 500
+    with writer:
+        conn = writer.add_connection("/joint_states", JS, typestore=ts)
+        for i in range(100):
+            t = START_NS + i * 10_000_000
+            hdr = ts.types["std_msgs/msg/Header"](seq=i, stamp=ts.types["builtin_interfaces/msg/Time"](
+                sec=t // 10**9, nanosec=t % 10**9), frame_id="base")
+            msg = ts.types[JS](header=hdr, name=["a"], position=np.array([float(i)]), velocity=np.zeros(0),
+                               effort=np.zeros(0))
+            writer.write(conn, t, ts.serialize_ros1(msg, JS))
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+    record, log, summary = convert(path, tmp_path / "out", capsys)
+    (item,) = record["items"]
+    assert item["status"] == "converted" and item["complete"] is False
+    assert 0 < record["formats"]["mcap"]["frames"] < 100
+    assert "cut.bag: data ends early" in log and "read by a linear scan" in log
+    assert "incomplete: " in summary and "cut.bag: data ends early" in summary

@@ -99,3 +99,22 @@ def test_non_finite_values_are_counted_per_channel(tmp_path: Path, bags: Any, ro
     ep = bags.open_one(bags.write_ros2(tmp_path / "run", records, ros2_msgs.ts, "mcap"))
     assert "joints/position: 2 of 6 samples hold NaN or inf values (missing or non-finite)" in ep.warnings
     assert ep.complete  # the values are there, only not finite
+
+
+def test_cut_ros1_bag_keeps_its_intact_chunks(tmp_path: Path, bags: Any, ros1_msgs: Any) -> None:
+    records = sorted(bags.scenario(ros1_msgs), key=lambda r: r[2])
+    path = tmp_path / "cut.bag"
+    writer = Writer1(path)
+    writer.chunk_threshold = 300
+    with writer:
+        conns: dict[str, Any] = {}
+        for topic, msgtype, log_ns, msg in records:
+            if topic not in conns:
+                conns[topic] = writer.add_connection(topic, msgtype, typestore=ros1_msgs.ts)
+            writer.write(conns[topic], log_ns, ros1_msgs.ts.serialize_ros1(msg, msgtype))
+    path.write_bytes(path.read_bytes()[: path.stat().st_size * 7 // 10])
+    ep = bags.open_one(path)
+    assert any("read by a linear scan" in w for w in ep.warnings) and any("ends early" in w for w in ep.warnings)
+    assert not ep.complete and ep.losses[0].messages is None
+    front = ep["front/rgb"]
+    assert len(front) > 0 and all(np.array_equal(f.array(), bags.front_pixels(i)) for i, f in enumerate(front.frames()))
