@@ -49,5 +49,5 @@ def non_finite(streams: Mapping[str, Stream]) -> dict[str, int]:
 
 def non_finite_warnings(streams: Mapping[str, Stream]) -> list[str]:
     """One warning per channel holding NaN or ±inf values, with the number of samples affected."""
-    return [f"{name}: {n} of {len(streams[name])} samples hold NaN or inf values (missing or non-finite)"
+    return [f"{name}: {n} of {len(streams[name])} samples hold NaN or inf values"
             for name, n in non_finite(streams).items()]
