@@ -53,7 +53,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--size", default="640x480")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.seconds, args.size, args.repeat = 0.5, "32x24", 1
     width, height = (int(v) for v in args.size.split("x"))
     with tempfile.TemporaryDirectory() as tmp:
         (bag,) = write_samples(Path(tmp), 1, SampleSpec(duration_s=args.seconds, width=width, height=height))
