@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from robokit.export.job import ExportJob, summary_rows
+from robokit.export.job import ExportJob, summary_rows, unwritten
 
 _COLUMNS = ("format", "status", "episodes", "frames", "size", "time")
 
@@ -24,8 +24,16 @@ def print_summary(job: ExportJob) -> None:
         for row in rows:
             table.add_row(*row)
         Console().print(table)
+        _print_unwritten(job)
         return
     widths = [max(len(r[i]) for r in [_COLUMNS, *rows]) for i in range(len(_COLUMNS))]
     print(title)
     for r in [_COLUMNS, *rows]:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    _print_unwritten(job)
+
+
+def _print_unwritten(job: ExportJob) -> None:
+    """Below the table: each requested format that produced nothing, and why (the export is then partial)."""
+    for name, reason in unwritten(job.formats).items():
+        print(f"{name}: nothing written: {' '.join(reason.split())}")
