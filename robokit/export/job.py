@@ -69,7 +69,7 @@ class ExportJob:
     """The result of `export()`; `wait()` returns it (exports run to completion before returning)."""
 
     dest: str
-    status: str
+    status: str  # done: every format wrote | partial: some format produced nothing | failed: nothing converted
     items: list[ItemReport]
     formats: dict[str, FormatReport]
     warnings: list[str]

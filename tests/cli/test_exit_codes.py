@@ -174,3 +174,13 @@ def test_full_tmpfs(sample_bag: Path, tmp_path: Path) -> None:
         assert not list((mnt / "o").glob(".*partial*")) if (mnt / "o").exists() else True
     finally:
         subprocess.run(["umount", "-l", str(mnt)], check=False)
+
+
+@pytest.mark.parametrize(("args", "message"), [(["--episodes", "100000"], "episodes 100000: expected 1 to 1000"),
+                                               (["--duration", "inf"], "duration inf s"),
+                                               (["--width", "100000"], "width and height must be 1 to 4096")])
+def test_sample_options_are_bounded(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],
+                                    message: str) -> None:
+    assert main(["sample", "--out", str(tmp_path / "s"), *args]) == 2
+    assert message in _error_line(capsys.readouterr().err)
+    assert not (tmp_path / "s").exists()
