@@ -55,7 +55,8 @@ def os_error_line(exc: OSError) -> str:
     if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
         first = exc.args[0][0]
         src, dst, why = (*first, "", "", "")[:3] if isinstance(first, tuple) else ("", "", first)
-        more = len(exc.args[0]) - 1
-        return one_line(f"{why}: {dst or src}" + (f" (and {more} more)" if more else ""))
+        more, where = len(exc.args[0]) - 1, str(dst or src)
+        text = str(why) if where in str(why) else f"{why}: {where}"
+        return one_line(text + (f" (and {more} more)" if more else ""))
     where = f": {exc.filename}" if exc.filename else ""
     return one_line(f"{exc.strerror or exc}{where}")

@@ -184,3 +184,16 @@ def test_sample_options_are_bounded(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["sample", "--out", str(tmp_path / "s"), *args]) == 2
     assert message in _error_line(capsys.readouterr().err)
     assert not (tmp_path / "s").exists()
+
+
+def test_file_system_errors_are_one_readable_line() -> None:
+    import shutil
+
+    from robokit.cli import os_error_line
+
+    copy_failed = shutil.Error([("/a/x", "/b/x", "[Errno 28] No space left on device: '/b/x'"), ("/a/y", "/b/y", "e")])
+    assert os_error_line(copy_failed) == "[Errno 28] No space left on device: '/b/x' (and 1 more)"
+    assert os_error_line(OSError(errno.ENOSPC, "No space left on device", "/out/export.json")) == \
+        "No space left on device: /out/export.json"
+    assert os_error_line(OSError("Error writing bytes to file.\nDetail: [errno 28]")) == \
+        "Error writing bytes to file. Detail: [errno 28]"
