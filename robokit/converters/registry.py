@@ -136,7 +136,7 @@ def check_text(name: str, value: str, limit: int = MAX_TEXT) -> str:
     except UnicodeEncodeError:
         raise OptionError(f"{name}: not valid UTF-8 text") from None
     if any(unicodedata.category(c) == "Cc" for c in value):
-        raise OptionError(f"{name} {value!r}: control characters are not allowed") from None
+        raise OptionError(f"{name} {value!r}: control characters are not allowed")
     if len(value) > limit:
         raise OptionError(f"{name}: {len(value)} characters, at most {limit} allowed")
     return value

@@ -236,7 +236,8 @@ def export(
     `dest` may be a local path or an fsspec URL (written to a local staging folder, uploaded at the
     end). With `workers > 1` (or `executor="ray"`) episodes are encoded in worker processes (Ray tasks)
     and assembled in input order, so the output equals the serial one. `progress` is told about every
-    episode each format assembles.
+    episode each format assembles. Options are checked before anything is read (OptionError); the job's
+    status is "partial" when some format produced nothing, and ExportError is raised when nothing converted.
     """
     from robokit import __version__
     from robokit.export.destination import Destination
