@@ -197,3 +197,8 @@ def test_file_system_errors_are_one_readable_line() -> None:
         "No space left on device: /out/export.json"
     assert os_error_line(OSError("Error writing bytes to file.\nDetail: [errno 28]")) == \
         "Error writing bytes to file. Detail: [errno 28]"
+
+
+def test_sim_replay_refuses_a_nan_tolerance(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sim", "replay", str(tmp_path), "--model", str(tmp_path / "m.xml"), "--tolerance", "nan"]) == 2
+    assert "tolerance nan" in _error_line(capsys.readouterr().err)
