@@ -71,8 +71,11 @@ def replay(
     as_json: Annotated[bool, typer.Option("--json", help="Print the reports as JSON.")] = False,
 ) -> None:
     """Drive the model with the dataset's actions; report per-joint and end-effector tracking errors."""
+    from robokit.errors import OptionError
     from robokit.sim.replay import replay as run
 
+    if tolerance is not None and not tolerance >= 0:  # NaN would pass every comparison
+        raise OptionError(f"tolerance {tolerance}: expected a number of 0 or more")
     reports = run(dataset, model, action, state, interpolate)
     if as_json:
         typer.echo(json.dumps([r.to_dict() for r in reports], indent=2))

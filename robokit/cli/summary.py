@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from robokit.export.job import ExportJob, summary_rows
+from robokit.export.job import ExportJob, summary_rows, unwritten
 
 _COLUMNS = ("format", "status", "episodes", "frames", "size", "time")
 
@@ -27,6 +27,7 @@ def print_summary(job: ExportJob) -> None:
         console.print(table)
         for line in reading_lines(job):
             console.print(line, style="yellow", markup=False)
+        _print_unwritten(job)
         return
     widths = [max(len(r[i]) for r in [_COLUMNS, *rows]) for i in range(len(_COLUMNS))]
     print(title)
@@ -34,6 +35,7 @@ def print_summary(job: ExportJob) -> None:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
     for line in reading_lines(job):
         print(line)
+    _print_unwritten(job)
 
 
 def reading_lines(job: ExportJob) -> list[str]:
@@ -50,3 +52,9 @@ def reading_lines(job: ExportJob) -> list[str]:
     if warned:
         lines.append(f"{warned} reader warning(s) in {job.dest}/export.log and export.json")
     return lines
+
+
+def _print_unwritten(job: ExportJob) -> None:
+    """Below the table: each requested format that produced nothing, and why (the export is then partial)."""
+    for name, reason in unwritten(job.formats).items():
+        print(f"{name}: nothing written: {' '.join(reason.split())}")

@@ -19,7 +19,7 @@ IMAGE_FORMATS = ("auto", "jpeg", "png")
 IMAGE_OPTIONS = (  # shared by the writers that store encoded frames
     ExtraOption("image_format", str, "auto", "Image encoding: auto keeps recorded JPEG/PNG, raw frames become PNG.",
                 IMAGE_FORMATS),
-    ExtraOption("jpeg_quality", int, 95, "JPEG quality when frames are encoded to JPEG."),
+    ExtraOption("jpeg_quality", int, 95, "JPEG quality when frames are encoded to JPEG.", low=1, high=100),
 )
 EXTENSIONS = {"jpeg": "jpg", "png": "png"}
 # PIL mode -> (channels, dtype) of what Frame.array() returns for it

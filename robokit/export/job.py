@@ -19,7 +19,7 @@ from typing import Any
 
 from robokit.converters import get_converter
 from robokit.converters.options import WriterOptions
-from robokit.converters.registry import WriteResult
+from robokit.converters.registry import WriteResult, checked_options
 from robokit.converters.streaming import StreamingConverter
 from robokit.digest import source_digest
 from robokit.errors import ConversionError, OptionError, RobokitError
@@ -28,6 +28,7 @@ from robokit.export.executors import check_executor
 from robokit.export.items import Inputs, ItemReport, Log, read_items
 from robokit.export.manifest import items_from_paths, read_manifest, shard
 from robokit.export.progress import NoProgress, Progress
+from robokit.limits import MAX_WORKERS
 from robokit.timeline import Episode
 
 EXPORT_JSON = "export.json"
@@ -36,6 +37,12 @@ EXPORT_LOG = "export.log"
 
 class ExportError(RobokitError):
     """Nothing could be converted, or the destination holds another export."""
+
+
+class NothingConverted(ExportError):
+    """Every requested format failed: the inputs, not the command line, are at fault (exit 1, not 2)."""
+
+    exit_code = 1
 
 
 @dataclass
@@ -62,7 +69,7 @@ class ExportJob:
     """The result of `export()`; `wait()` returns it (exports run to completion before returning)."""
 
     dest: str
-    status: str
+    status: str  # done: every format wrote | partial: some format produced nothing | failed: nothing converted
     items: list[ItemReport]
     formats: dict[str, FormatReport]
     warnings: list[str]
@@ -231,6 +238,8 @@ def export(
     end). With `workers > 1` (or `executor="ray"`) episodes are encoded in worker processes (Ray tasks)
     and assembled in input order, so the output equals the serial one. `progress` is told about every
     episode each format assembles. `verify=False` skips chunk CRC checks when reading.
+    Options are checked before anything is read (OptionError); the job's
+    status is "partial" when some format produced nothing, and ExportError is raised when nothing converted.
     """
     from robokit import __version__
     from robokit.export.destination import Destination
@@ -249,6 +258,9 @@ def export(
         get_converter(name)
     extra_keys = tuple(o.name for n in formats for o in get_converter(n).extra_options)
     opts = options if isinstance(options, WriterOptions) else WriterOptions.from_mapping(options or {}, extra_keys)
+    opts = checked_options(formats, opts)
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
+        raise OptionError(f"workers {workers!r}: expected an integer from 1 to {MAX_WORKERS}")
     items = items_from_paths(Path(s) for s in sources)
     if manifest is not None:
         more, warnings = read_manifest(Path(manifest), allow_outside)
@@ -278,19 +290,20 @@ def export(
                                  progress or NoProgress())
         for name, (result, seconds) in outcomes.items():
             if isinstance(result, RobokitError):
-                format_reports[name] = FormatReport(name, status="failed", reason=str(result), cache_key=keys[name])
-                note(f"warning: {name}: {result}")
+                reason = str(result).removeprefix(f"{name}: ")
+                format_reports[name] = FormatReport(name, status="failed", reason=reason, cache_key=keys[name])
+                note(f"warning: {name}: {reason}")
             else:
                 format_reports[name] = _written(name, keys[name], result, dest_path / name, seconds, cache, note)
         format_reports = {name: format_reports[name] for name in formats}
         for fr in format_reports.values():
             _attribute(fr, inputs.reports, note)
         job = _finish(inputs.reports, format_reports, messages, opts, str(dest), started)
-        (dest_path / EXPORT_JSON).write_text(json.dumps(job.to_dict(), indent=2, default=str))
-        (dest_path / EXPORT_LOG).write_text("\n".join(messages) + ("\n" if messages else ""))
+        _write_atomic(dest_path / EXPORT_JSON, json.dumps(job.to_dict(), indent=2, default=str))
+        _write_atomic(dest_path / EXPORT_LOG, "\n".join(messages) + ("\n" if messages else ""))
         if job.status == "failed":
             reasons = "; ".join(f"{r.label}: {r.reason}" for r in inputs.reports) or "no items"
-            raise ExportError(f"nothing converted ({reasons})")
+            raise NothingConverted(f"nothing converted ({reasons})")
         target.publish()
     return job
 
@@ -324,9 +337,28 @@ def _finish(reports: list[ItemReport], formats: dict[str, FormatReport], message
             rep.status = "skipped"
             rep.reason = rep.reason or "; ".join(f"{n}: {f.reason}" for n, f in formats.items() if f.reason) \
                 or "no format accepted it"
-    return ExportJob(dest, "done" if converted else "failed", reports, formats,
+    status = "failed" if not converted else "partial" if unwritten(formats) else "done"
+    return ExportJob(dest, status, reports, formats,
                      [m for m in messages if m.startswith("warning")], _options_record(opts),
                      time.perf_counter() - started)
+
+
+def unwritten(formats: Mapping[str, FormatReport]) -> dict[str, str]:
+    """The requested formats that produced nothing (failed, or no episode from a recording format), and why."""
+    return {name: r.reason or "no episode written" for name, r in formats.items()
+            if r.status == "failed" or (r.episodes == 0 and get_converter(name).consumes == "episodes")}
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Replace `path` only once the new text is fully written (a full disk leaves the previous file intact)."""
+    tmp = path.with_name(f".{path.name}.partial")
+    try:
+        tmp.write_text(text)
+        tmp.replace(path)
+    except OSError as exc:  # name the file the user knows, not the temporary one
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def summary_rows(job: ExportJob) -> list[tuple[str, ...]]:

@@ -50,19 +50,28 @@ from robokit.errors import OptionError
 from robokit.timeline import Episode
 
 EXTRA_OPTIONS = (
-    ExtraOption("dataset_name", str, "robokit", "Dataset name (snake_case for RLDS): DIR/rlds/<name>/<version>/."),
-    ExtraOption("rlds_version", str, "1.0.0", "RLDS dataset version (X.Y.Z)."),
-    ExtraOption("rlds_shard_mb", float, 256.0, "Target TFRecord shard size in MB (at most 1024)."),
-    ExtraOption("split", float, 0.0, "Fraction of episodes written to an RLDS `val` split (0: train only)."),
+    ExtraOption("dataset_name", str, "robokit", "Dataset name (snake_case for RLDS): DIR/rlds/<name>/<version>/.",
+                check=dataset_name),
+    ExtraOption("rlds_version", str, "1.0.0", "RLDS dataset version (X.Y.Z).", check=version),
+    ExtraOption("rlds_shard_mb", float, 256.0, "Target TFRecord shard size in MB (at most 1024).",
+                low=0, high=1024, above=True),
+    ExtraOption("split", float, 0.0, "Fraction of episodes written to an RLDS `val` split (0: train only; below 1).",
+                low=0, high=1, check=lambda ratio: split_ratio(ratio)),
     *IMAGE_OPTIONS,
 )
 _DEFAULTS = {o.name: o.default for o in EXTRA_OPTIONS}
 
 
-def val_indices(count: int, ratio: float) -> set[int]:
-    """Input indices of the `val` episodes: round(count·ratio) of them (at least one), spread evenly."""
+def split_ratio(ratio: float) -> float:
+    """Validate the `split` option: the fraction of episodes in the `val` split, below 1 (train is never empty)."""
     if not 0.0 <= ratio < 1.0:
         raise OptionError(f"split {ratio:g}: expected a fraction in [0, 1) for the val split")
+    return ratio
+
+
+def val_indices(count: int, ratio: float) -> set[int]:
+    """Input indices of the `val` episodes: round(count·ratio) of them (at least one), spread evenly."""
+    split_ratio(ratio)
     if ratio == 0.0 or count < 2:
         return set()
     n = min(count - 1, max(1, round(count * ratio)))

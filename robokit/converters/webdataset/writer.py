@@ -50,8 +50,10 @@ from robokit.timeline import Episode
 
 SAMPLE_LAYOUTS = ("step", "episode")
 EXTRA_OPTIONS = (
-    ExtraOption("dataset_name", str, "robokit", "Dataset name: shards are DIR/webdataset/<name>-NNNNNN.tar."),
-    ExtraOption("wds_shard_mb", float, 512.0, "Target WebDataset shard size in MB (256 to 1024), tar headers counted."),
+    ExtraOption("dataset_name", str, "robokit", "Dataset name: shards are DIR/webdataset/<name>-NNNNNN.tar.",
+                check=shard_prefix),
+    ExtraOption("wds_shard_mb", float, 512.0, "Target WebDataset shard size in MB, tar headers counted.",
+                low=256, high=1024),
     ExtraOption("wds_samples", str, "step", "WebDataset samples: one per step, or one per episode.", SAMPLE_LAYOUTS),
     *IMAGE_OPTIONS,
 )
