@@ -38,11 +38,11 @@ def test_memo_serves_unchanged_files_and_misses_in_place_edits(tmp_path: Path, m
     first = file_digest(bag)
     digest._memo.clear()  # the memo on disk alone serves it, without hashing
 
-    def no_hashing(**_: object) -> None:
+    def no_hashing(*_: object) -> str:
         raise AssertionError("hashed although memoised")
 
     with monkeypatch.context() as m:
-        m.setattr(hashlib, "blake2b", no_hashing)
+        m.setattr(digest, "_content", no_hashing)
         assert file_digest(bag) == first
     _edit_middle_keeping_size_and_mtime(bag)
     assert file_digest(bag) != first
@@ -55,3 +55,12 @@ def test_names_are_part_of_the_digest(tmp_path: Path) -> None:
     (tmp_path / "b" / "x.parquet").write_bytes(b"same")
     assert source_digest([tmp_path / "a" / "x.parquet"], tmp_path) != source_digest([tmp_path / "b" / "x.parquet"],
                                                                                    tmp_path)
+
+
+def test_segments_hashed_in_parallel_give_the_defined_digest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                              ) -> None:
+    monkeypatch.setattr(digest, "_SEGMENT", 1 << 20)  # four segments, the last one short, hashed in threads
+    data = os.urandom((3 << 20) + 12345)
+    (tmp_path / "bag.mcap").write_bytes(data)
+    parts = b"".join(hashlib.sha256(data[i:i + (1 << 20)]).digest() for i in range(0, len(data), 1 << 20))
+    assert file_digest(tmp_path / "bag.mcap") == hashlib.sha256(parts).hexdigest()[:32]

@@ -67,7 +67,7 @@ def test_every_record_has_flags_once_and_traceability(rlds_root: Path) -> None:
             assert isinstance(first, np.ndarray) and isinstance(last, np.ndarray)
             assert list(np.flatnonzero(first)) == [0] and list(np.flatnonzero(last)) == [len(last) - 1]
             assert values["episode_metadata/source"] == values["episode_metadata/file_path"]
-            assert values["episode_metadata/segment_version"][0].startswith(b"b2ht:")
+            assert values["episode_metadata/segment_version"][0].startswith(b"s2:")
             episodes += 1
     assert episodes == 2
 
