@@ -104,8 +104,10 @@ def convert(
     task: Annotated[str | None, typer.Option(help="Keep only episodes whose task is TEXT.")] = None,
     set_task: Annotated[str | None, typer.Option(help="Task text for episodes (overrides the recording's).")] = None,
     shard: Annotated[str | None, typer.Option(help="Export only slice I/N of the inputs (0 <= I < N).")] = None,
-    allow_outside: Annotated[bool, typer.Option(help="Allow manifest paths outside its folder.")] = False,
-    overwrite: Annotated[bool, typer.Option(help="Replace a different export already in --out.")] = False,
+    allow_outside: Annotated[bool, typer.Option(
+        help="Allow manifest paths outside its folder, and dataset symlinks to outside theirs.")] = False,
+    overwrite: Annotated[bool, typer.Option(
+        help="Replace a different export already in --out, removing its formats this run does not write.")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Always convert; do not use or fill the cache.")] = False,
     no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip MCAP chunk CRC checks (faster on "
                                                                 "uncompressed chunks; damage goes unnoticed).")

@@ -63,7 +63,7 @@ def open_item(item: ManifestItem, verify: bool = True) -> list[Episode]:
     """Episodes of one item with its manifest overrides applied; the index pass runs here."""
     import robokit
 
-    episodes = robokit.open(item.data_path, verify=verify)
+    episodes = robokit.open(item.data_path, verify=verify, allow_outside=item.allow_outside)
     out = []
     for n, ep in enumerate(episodes):
         if not ep.streams:

@@ -10,10 +10,9 @@ warning naming the item and the reason; the export fails only when nothing conve
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +24,7 @@ from robokit.digest import source_digest
 from robokit.errors import ConversionError, OptionError, RobokitError
 from robokit.export.cache import ExportCache, cache_key
 from robokit.export.executors import check_executor
+from robokit.export.folder import check_inputs, earlier_formats, exclusive, remove_formats
 from robokit.export.items import Inputs, ItemReport, Log, read_items
 from robokit.export.manifest import items_from_paths, read_manifest, shard
 from robokit.export.progress import NoProgress, Progress
@@ -112,6 +112,11 @@ def _scene_sources(paths: Sequence[Path]) -> list[dict[str, Any]]:
     return out
 
 
+def _out_record(name: str, dest: Path) -> dict[str, str]:
+    """The destination, for writers whose output names it (Viam binary `image_path`): part of their cache key."""
+    return {"out_dir": dest.as_posix()} if getattr(get_converter(name), "names_out_dir", False) else {}
+
+
 def _previous(dest: Path) -> dict[str, Any]:
     try:
         data: dict[str, Any] = json.loads((dest / EXPORT_JSON).read_text())
@@ -133,9 +138,11 @@ def _reuse(name: str, key: str, out: Path, options: WriterOptions, cache: Export
     if entry is None:
         return None
     start = time.perf_counter()
-    if out.exists():
-        shutil.rmtree(out)
-    cache.materialise(entry, out)  # type: ignore[union-attr]
+    try:
+        cache.materialise(entry, out)  # type: ignore[union-attr]
+    except OSError as exc:
+        log(f"warning: {name}: cache entry {key[:12]} unreadable ({exc.strerror or exc}); converting instead")
+        return None
     log(f"{name}: cache hit {key[:12]}, {entry.meta.get('episodes', 0)} episode(s) reused without converting")
     return FormatReport(**{**entry.meta["report"], "status": "cached", "cache_key": key,
                            "seconds": time.perf_counter() - start})
@@ -154,7 +161,10 @@ def _written(name: str, key: str, result: WriteResult, out: Path, seconds: float
     for w in result.warnings:
         log(f"warning: {name}: {w}")
     if cache is not None:
-        cache.put(key, out, {"format": name, "episodes": report.episodes, "report": asdict(report)})
+        try:
+            cache.put(key, out, {"format": name, "episodes": report.episodes, "report": asdict(report)})
+        except OSError as exc:  # a full or unwritable cache costs the next run time, never this export
+            log(f"warning: {name}: not cached ({exc.strerror or exc}: {exc.filename or cache.root})")
     return report
 
 
@@ -273,13 +283,18 @@ def export(
         items = shard(items, shard_spec)
     check_executor(executor)
     cache = ExportCache(cache_root) if use_cache else None
-    with Destination(str(dest)) as target:
+    if allow_outside:
+        items = [replace(i, allow_outside=True) for i in items]
+    with Destination(str(dest)) as target, exclusive(target.local, note):
         dest_path = target.local
-        inputs = read_items(items, task, note, verify)
         previous = _previous(dest_path)
-        dest_path.mkdir(parents=True, exist_ok=True)
-        keys = {name: cache_key(name, _options_record(opts), _format_sources(inputs.episodes)
-                                + _scene_sources(inputs.scene_paths), __version__) for name in formats}
+        earlier = earlier_formats(previous, dest_path, formats) if opts.overwrite else []
+        if opts.overwrite:
+            check_inputs([i.data_path for i in items], [dest_path / n for n in [*formats, *earlier]])
+        inputs = read_items(items, task, note, verify)
+        keys = {name: cache_key(name, {**_options_record(opts), **_out_record(name, dest_path)},
+                                _format_sources(inputs.episodes) + _scene_sources(inputs.scene_paths), __version__)
+                for name in formats}
         format_reports: dict[str, FormatReport] = {}
         for name in formats:
             reused = _reuse(name, keys[name], dest_path / name, opts, cache, previous, note)
@@ -299,6 +314,8 @@ def export(
         for fr in format_reports.values():
             _attribute(fr, inputs.reports, note)
         job = _finish(inputs.reports, format_reports, messages, opts, str(dest), started)
+        if job.status != "failed":
+            remove_formats(dest_path, earlier, note)
         _write_atomic(dest_path / EXPORT_JSON, json.dumps(job.to_dict(), indent=2, default=str))
         _write_atomic(dest_path / EXPORT_LOG, "\n".join(messages) + ("\n" if messages else ""))
         if job.status == "failed":

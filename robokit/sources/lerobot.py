@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,7 @@ import pyarrow.parquet as pq
 from robokit.digest import source_digest
 from robokit.errors import SourceError
 from robokit.frames import from_order
+from robokit.paths import dataset_files, template_path
 from robokit.sources.framesource import TopicFrames
 from robokit.sources.registry import ReadOptions
 from robokit.timeline import (
@@ -86,6 +87,7 @@ class _Root:
     info: dict[str, Any]
     tasks: list[str]
     episodes: list[dict[str, Any]]
+    allow_outside: bool = False  # files reached through symlinks to elsewhere
 
     @property
     def fps(self) -> int:
@@ -115,14 +117,20 @@ def _load_root(path: Path) -> _Root:
     return _Root(path, info, tasks, sorted(episodes, key=lambda e: e["episode_index"]))
 
 
+def _file(root: _Root, template: str, **fields: object) -> Path:
+    """The file `info.json`'s `data_path`/`video_path` names, expanded safely and kept inside the dataset."""
+    return template_path(root.path, root.info.get(template), fields, f"{root.path}/meta/info.json {template}",
+                         root.allow_outside)
+
+
 def _episode_data(root: _Root, ep: dict[str, Any]) -> pa.Table:
     info = root.info
     index = int(ep["episode_index"])
     if root.v2:
         chunk = index // int(info.get("chunks_size", 1000))
-        path = root.path / info["data_path"].format(episode_chunk=chunk, episode_index=index)
+        path = _file(root, "data_path", episode_chunk=chunk, episode_index=index)
         return pq.read_table(path)
-    path = root.path / info["data_path"].format(chunk_index=ep["data/chunk_index"], file_index=ep["data/file_index"])
+    path = _file(root, "data_path", chunk_index=ep["data/chunk_index"], file_index=ep["data/file_index"])
     return pq.read_table(path, filters=[("episode_index", "=", index)])
 
 
@@ -131,10 +139,10 @@ def _video(root: _Root, ep: dict[str, Any], key: str, length: int) -> TopicFrame
     index = int(ep["episode_index"])
     if root.v2:
         chunk = index // int(info.get("chunks_size", 1000))
-        path = root.path / info["video_path"].format(episode_chunk=chunk, video_key=key, episode_index=index)
+        path = _file(root, "video_path", episode_chunk=chunk, video_key=key, episode_index=index)
         return _mp4_frames(path, root.fps, 0, length)
-    path = root.path / info["video_path"].format(video_key=key, chunk_index=ep[f"videos/{key}/chunk_index"],
-                                                 file_index=ep[f"videos/{key}/file_index"])
+    path = _file(root, "video_path", video_key=key, chunk_index=ep[f"videos/{key}/chunk_index"],
+                 file_index=ep[f"videos/{key}/file_index"])
     return _mp4_frames(path, root.fps, round(float(ep[f"videos/{key}/from_timestamp"]) * root.fps), length)
 
 
@@ -197,8 +205,8 @@ class LeRobotReader:
             return False
 
     def read(self, path: Path, options: ReadOptions) -> list[Episode]:
-        root = _load_root(path)
-        digest = source_digest(p for p in path.rglob("*") if p.is_file() and p.suffix in (".parquet", ".json"))
+        root = replace(_load_root(path), allow_outside=options.allow_outside)
+        digest = source_digest(dataset_files(path, options.allow_outside), path)  # videos too
         episodes = []
         for ep in root.episodes:
             index = int(ep["episode_index"])

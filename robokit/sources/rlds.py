@@ -29,6 +29,7 @@ from robokit.converters.rlds.records import read_payload, record_offsets
 from robokit.digest import source_digest
 from robokit.errors import SourceError
 from robokit.frames import from_order
+from robokit.paths import dataset_files, inside
 from robokit.sources.registry import ReadOptions
 from robokit.timeline import (
     Episode,
@@ -84,8 +85,9 @@ class RldsDataset:
                 yield RecordRef(path, offset, length)
 
 
-def load_dataset(root: Path) -> RldsDataset:
-    """Read dataset_info.json and features.json of a version folder; SourceError when they are unusable."""
+def load_dataset(root: Path, allow_outside: bool = False) -> RldsDataset:
+    """Read dataset_info.json and features.json of a version folder; SourceError when they are unusable or
+    name shards outside the folder."""
     try:
         info = json.loads((root / DATASET_INFO).read_text())
         features_path = root / FEATURES
@@ -102,7 +104,8 @@ def load_dataset(root: Path) -> RldsDataset:
     for split in info.get("splits", []):
         lengths = [int(n) for n in split.get("shardLengths", [])]
         template = split.get("filepathTemplate") or TEMPLATE
-        splits[split["name"]] = [(root / shard_name(name, split["name"], i, len(lengths), template, file_format), n)
+        splits[split["name"]] = [(inside(root, shard_name(name, split["name"], i, len(lengths), template, file_format),
+                                         f"{root / DATASET_INFO} filepathTemplate", allow_outside), n)
                                  for i, n in enumerate(lengths)]
     found = leaves(node)
     if "steps/is_first" not in found and not any(leaf.sequence_rank for leaf in found.values()):
@@ -265,10 +268,10 @@ def episode_metadata(ds: RldsDataset, values: dict[str, Value]) -> dict[str, Any
     return out
 
 
-def read_episodes(root: Path) -> list[Episode]:
+def read_episodes(root: Path, allow_outside: bool = False) -> list[Episode]:
     """Lazy episodes of every split of one dataset version (train first, then the others by name)."""
-    ds = load_dataset(root)
-    digest = source_digest([root / DATASET_INFO] + ([root / FEATURES] if (root / FEATURES).is_file() else []))
+    ds = load_dataset(root, allow_outside)
+    digest = source_digest(dataset_files(root, allow_outside), root)  # the shards too
     language = [k for k in _LANGUAGE if k in ds.leaves]
     episodes = []
     wanted = {*language, *(k for k, leaf in ds.leaves.items() if not leaf.sequence_rank)}
@@ -298,7 +301,7 @@ class RldsReader:
         return path.is_dir() and bool(version_dirs(path))
 
     def read(self, path: Path, options: ReadOptions) -> list[Episode]:
-        return [ep for root in version_dirs(path) for ep in read_episodes(root)]
+        return [ep for root in version_dirs(path) for ep in read_episodes(root, options.allow_outside)]
 
 
 RLDS_READER = RldsReader()

@@ -71,7 +71,7 @@ def test_ros2_mcap_bag_directory(tmp_path: Path, bags: Any, ros2_msgs: Any) -> N
     (ep,) = robokit.open(bag)
     assert "not loaded" in repr(ep)  # the index pass waits for the first access
     assert (ep.id, ep.meta.source_format, ep.meta.source_uri) == ("run", "rosbag2-mcap", str(bag.resolve()))
-    assert ep.meta.source_version.startswith("b2ht:")
+    assert ep.meta.source_version.startswith("s2:")
     bags.check_scenario(ep)
 
 
