@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from robokit.export.job import ExportJob, summary_rows
+from robokit.export.job import ExportJob, contents_text, summary_rows
 
 _COLUMNS = ("format", "status", "episodes", "frames", "size", "time")
 
@@ -24,8 +24,11 @@ def print_summary(job: ExportJob) -> None:
         for row in rows:
             table.add_row(*row)
         Console().print(table)
-        return
-    widths = [max(len(r[i]) for r in [_COLUMNS, *rows]) for i in range(len(_COLUMNS))]
-    print(title)
-    for r in [_COLUMNS, *rows]:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    else:
+        widths = [max(len(r[i]) for r in [_COLUMNS, *rows]) for i in range(len(_COLUMNS))]
+        print(title)
+        for r in [_COLUMNS, *rows]:
+            print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    for name, report in job.formats.items():  # scene formats hold no episodes: say what they hold
+        if report.contents:
+            print(f"{name}: {contents_text(report.contents)}")
