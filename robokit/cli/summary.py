@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from robokit.export.job import ExportJob, summary_rows, unwritten
+from robokit.export.job import ExportJob, contents_text, summary_rows, unwritten
 
 _COLUMNS = ("format", "status", "episodes", "frames", "size", "time")
 
@@ -27,14 +27,16 @@ def print_summary(job: ExportJob) -> None:
         console.print(table)
         for line in reading_lines(job):
             console.print(line, style="yellow", markup=False)
-        _print_unwritten(job)
-        return
-    widths = [max(len(r[i]) for r in [_COLUMNS, *rows]) for i in range(len(_COLUMNS))]
-    print(title)
-    for r in [_COLUMNS, *rows]:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-    for line in reading_lines(job):
-        print(line)
+    else:
+        widths = [max(len(r[i]) for r in [_COLUMNS, *rows]) for i in range(len(_COLUMNS))]
+        print(title)
+        for r in [_COLUMNS, *rows]:
+            print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+        for line in reading_lines(job):
+            print(line)
+    for name, report in job.formats.items():  # scene formats hold no episodes: say what they hold
+        if report.contents:
+            print(f"{name}: {contents_text(report.contents)}")
     _print_unwritten(job)
 
 

@@ -42,7 +42,7 @@ class WriteResult:
 
     `episode_files` names the files holding each episode's samples (files under no episode, such as
     metadata and indexes, are shared); `episode_frames` each episode's frames. Writers that cannot tell
-    leave them empty.
+    leave them empty. Scene writers say what they wrote in `contents` (objects, splats, colliders, cameras).
     """
 
     files: list[str] = field(default_factory=list)
@@ -52,6 +52,7 @@ class WriteResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (episode id, reason)
     episode_files: dict[str, list[str]] = field(default_factory=dict)
     episode_frames: dict[str, int] = field(default_factory=dict)
+    contents: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,7 @@ class FormatReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (episode id, reason)
     episode_files: dict[str, list[str]] = field(default_factory=dict)  # see WriteResult
     episode_frames: dict[str, int] = field(default_factory=dict)
+    contents: dict[str, int] = field(default_factory=dict)  # see WriteResult (scene writers)
 
 
 @dataclass
@@ -154,10 +155,13 @@ def _written(name: str, key: str, result: WriteResult, out: Path, seconds: float
     report = FormatReport(name, episodes=result.episodes, frames=result.frames, files=result.files,
                           warnings=list(result.warnings), cache_key=key, seconds=seconds,
                           skipped=list(result.skipped), episode_files=result.episode_files,
-                          episode_frames=result.episode_frames)
+                          episode_frames=result.episode_frames, contents=result.contents)
     report.bytes = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
-    log(f"{name}: wrote {report.episodes} episode(s), {report.frames} frames, {report.bytes / 1e6:.1f} MB "
-        f"in {seconds:.1f} s ({report.frames / max(seconds, 1e-9):.0f} frames/s)")
+    if report.contents:
+        log(f"{name}: wrote {contents_text(report.contents)}, {report.bytes / 1e6:.1f} MB in {seconds:.1f} s")
+    else:
+        log(f"{name}: wrote {report.episodes} episode(s), {report.frames} frames, {report.bytes / 1e6:.1f} MB "
+            f"in {seconds:.1f} s ({report.frames / max(seconds, 1e-9):.0f} frames/s)")
     for w in result.warnings:
         log(f"warning: {name}: {w}")
     if cache is not None:
@@ -376,6 +380,11 @@ def _write_atomic(path: Path, text: str) -> None:
         raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def contents_text(contents: dict[str, int]) -> str:
+    """What a scene writer wrote, in words: "2 object(s), 1 splat(s), 5 collider(s), 0 camera(s)"."""
+    return ", ".join(f"{n} {kind.removesuffix('s')}(s)" for kind, n in contents.items())
 
 
 def summary_rows(job: ExportJob) -> list[tuple[str, ...]]:

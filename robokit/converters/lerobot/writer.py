@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from robokit.converters.actions import ActionMeaning, meaning_of
 from robokit.converters.episodes import trace
 from robokit.converters.lerobot.layout import (
     ACTION_KEY,
@@ -98,6 +99,7 @@ class _Schema:
     poses: tuple[str, ...]  # feature keys
     cameras: tuple[tuple[str, int, int], ...]  # (channel, width, height), sorted by channel
     robot_type: str
+    action_meaning: ActionMeaning | None = None
 
 
 @dataclass
@@ -170,7 +172,7 @@ class LeRobotWriter:
         schema = _Schema(fps, tuple(p.state.names), tuple(p.action.names) if p.action is not None else None,
                          tuple(pose_key(name) for name in p.poses),
                          tuple((cam, p.cameras[cam].width, p.cameras[cam].height) for cam in cameras),
-                         p.source.meta.robot_type)
+                         p.source.meta.robot_type, meaning_of(p))
         fields = trace(p)
         traced = {"robokit.source": fields["source"], "robokit.segment": [int(t) for t in fields["segment"]],
                   "robokit.segment_version": fields["segment_version"],
@@ -388,6 +390,8 @@ class _DatasetWriter:
                                                 "names": list(schema.state)}}
         if schema.action is not None:
             features[ACTION_KEY] = {"dtype": "float32", "shape": [len(schema.action)], "names": list(schema.action)}
+            if schema.action_meaning is not None:  # what the action is: source channel, absolute or delta, unit
+                features[ACTION_KEY]["info"] = schema.action_meaning.to_dict()
         for key in schema.poses:
             features[key] = {"dtype": "float32", "shape": [columns[key].shape[1]],
                              "names": list(pose_names(self.plan.options.quat_order))}

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from robokit.converters.actions import ActionMeaning, meaning_of
 from robokit.converters.episodes import trace
 from robokit.converters.images import (
     IMAGE_OPTIONS,
@@ -35,6 +36,7 @@ from robokit.converters.rlds.layout import (
     DATASET_INFO,
     FEATURES,
     FILE_FORMAT,
+    METADATA,
     dataset_name,
     describe,
     shard_name,
@@ -105,13 +107,14 @@ class _Schema:
     poses: dict[str, str]  # channel -> feature key
     quat_order: str
     frame: str
+    action_meaning: ActionMeaning | None = None
 
     @classmethod
     def of(cls, p: PreparedEpisode, options: WriterOptions, settings: _Settings) -> _Schema:
         assert p.action is not None
         return cls(camera_specs(p, settings.image_format), (p.state.name, p.state.names),
                    (p.action.name, p.action.names), {name: pose_key(name) for name in sorted(p.poses)},
-                   options.quat_order, options.frame)
+                   options.quat_order, options.frame, meaning_of(p))
 
     def node(self) -> ft.Node:
         """The features.json root."""
@@ -272,6 +275,8 @@ def _write_metadata(root: Path, settings: _Settings, schema: _Schema, written: d
                     options: WriterOptions) -> None:
     """features.json, then dataset_info.json (last: its presence marks a complete dataset)."""
     (root / FEATURES).write_text(json.dumps(schema.node(), indent=4, sort_keys=True))
+    if schema.action_meaning is not None:  # TFDS keeps free-form dataset metadata in metadata.json
+        (root / METADATA).write_text(json.dumps({"action": schema.action_meaning.to_dict()}, indent=4, sort_keys=True))
     splits = [split_entry(s, [sh.items for sh in shards], num_bytes)
               for s, (shards, num_bytes) in written.items() if shards]
     robot = f" Robot: {options.robot_type}." if options.robot_type else ""

@@ -15,7 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from robokit.converters.images import IMAGE_FORMATS, camera_key, encoded_frames, first_frame, image_format, image_spec
+from robokit.converters.images import (
+    IMAGE_FORMATS,
+    camera_key,
+    encoded_frames,
+    first_frame,
+    image_format,
+    image_spec,
+    recorded_format,
+)
 from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import select_cameras
 from robokit.converters.registry import ExtraOption
@@ -133,7 +141,7 @@ def image_records(episode: Episode, options: WriterOptions, warnings: list[str],
     selected = selected_cameras(episode, options, warnings)
     detections = _detections(episode, selected, warnings)
     for cam in selected:
-        spec = image_spec(cam.channel, first_frame(cam.stream), cam.source.format, requested)
+        spec = image_spec(cam.channel, first_frame(cam.stream), recorded_format(cam.source), requested)
         component = slug(camera_key(cam.channel))
         boxes = _boxes_by_frame(cam, detections.get(cam.channel), warnings, episode.id)
         data: Iterator[bytes | None] = encoded_frames(cam.channel, cam.stream, spec) if with_data else repeat(None)

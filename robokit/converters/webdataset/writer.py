@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from robokit.converters.actions import meaning_of_channel
 from robokit.converters.episodes import trace
 from robokit.converters.images import (
     IMAGE_OPTIONS,
@@ -87,7 +88,8 @@ class _Schema:
         """Per-step vector members: channel, dimension names, shape (and frame for poses)."""
         out: dict[str, dict[str, Any]] = {"state": {"channel": p.state.name, "names": list(p.state.names)}}
         if p.action is not None:
-            out["action"] = {"channel": p.action.name, "names": list(p.action.names)}
+            out["action"] = {"channel": p.action.name, "names": list(p.action.names),
+                             "meaning": meaning_of_channel(p.action.name, p.action.unit or "", p.state.name).to_dict()}
         for channel, key in self.poses.items():
             out[key] = {"channel": channel, "names": list(pose_names(self.quat_order)), "frame": self.frame}
         return {k: {"type": "array", "dtype": "float32", "shape": [len(v["names"])], **v} for k, v in out.items()}
