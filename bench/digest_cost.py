@@ -39,7 +39,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--size", default="640x480")
     parser.add_argument("--to", action="append", default=None)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.seconds, args.size = 0.5, "32x24"
     width, height = (int(v) for v in args.size.split("x"))
     work = Path(tempfile.mkdtemp(prefix="robokit-bench-digest-"))
     os.environ["ROBOKIT_CACHE"] = str(work / "cache")
