@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,8 @@ EXTRA_OPTIONS = (
 )
 _DEFAULTS = {o.name: o.default for o in EXTRA_OPTIONS}
 
+NO_ACTION = "No action: the source recorded none and none was asked for (--action)."
+
 
 def val_indices(count: int, ratio: float) -> set[int]:
     """Input indices of the `val` episodes: round(count·ratio) of them (at least one), spread evenly."""
@@ -92,16 +94,15 @@ class _Schema:
 
     cameras: dict[str, tuple[str, ImageSpec]]  # channel -> (feature key, spec)
     state: tuple[str, tuple[str, ...]]  # channel, dimension names
-    action: tuple[str, tuple[str, ...]]
+    action: tuple[str, tuple[str, ...]] | None  # None: the source recorded no action and none was asked for
     poses: dict[str, str]  # channel -> feature key
     quat_order: str
     frame: str
 
     @classmethod
     def of(cls, p: PreparedEpisode, options: WriterOptions, settings: _Settings) -> _Schema:
-        assert p.action is not None
         return cls(camera_specs(p, settings.image_format), (p.state.name, p.state.names),
-                   (p.action.name, p.action.names), {name: pose_key(name) for name in sorted(p.poses)},
+                   (p.action.name, p.action.names) if p.action is not None else None, {name: pose_key(name) for name in sorted(p.poses)},
                    options.quat_order, options.frame)
 
     def node(self) -> ft.Node:
@@ -114,7 +115,8 @@ class _Schema:
             observation[key] = ft.tensor((7,), "float32", describe(channel, pose_names(self.quat_order), self.frame))
         step = {
             "observation": ft.features_dict(observation),
-            "action": ft.tensor((len(self.action[1]),), "float32", describe(*self.action)),
+            "action": ft.tensor((len(self.action[1]),), "float32", describe(*self.action)) if self.action
+            else ft.tensor((0,), "float32", NO_ACTION),
             "reward": ft.tensor((), "float32"),
             "discount": ft.tensor((), "float32"),
             "is_first": ft.tensor((), "bool"),
@@ -142,10 +144,9 @@ class _Schema:
         last[-1] = True
         first = np.zeros(n, dtype=bool)
         first[0] = True
-        assert p.action is not None
         out: dict[str, Value] = {
             "steps/observation/state": p.state.values.astype(np.float32),
-            "steps/action": p.action.values.astype(np.float32),
+            "steps/action": (p.action.values if p.action is not None else np.zeros((n, 0))).astype(np.float32),
             "steps/reward": last.astype(np.float32),
             "steps/discount": np.ones(n, dtype=np.float32),
             "steps/is_first": first,
@@ -208,11 +209,7 @@ class RldsWriter:
 
     def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
         settings = _Settings.from_options(options)
-        warnings: tuple[str, ...] = ()
-        if options.action is None:
-            options = replace(options, action=f"{options.state}_delta")
-            warnings = (f"no action channel given: RLDS steps need one, using {options.action}",)
-        return _Plan(options, settings, frozenset(val_indices(len(episodes), settings.split)), warnings)
+        return _Plan(options, settings, frozenset(val_indices(len(episodes), settings.split)), ())
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
         """One episode as one serialized `tf.train.Example` (its images encoded per step)."""
@@ -248,6 +245,9 @@ class RldsWriter:
                 result.episode_files.update(
                     (ep, [f"{folder}/{name}"]) for ep, name in zip(ids[s], item_shards(shards), strict=True))
             assert schema is not None
+            if schema.action is None:
+                result.warnings.append(f"rlds: no action: the source recorded none and none was asked for; "
+                                       f"steps/action is empty (shape (0,)): {NO_ACTION}")
             _write_metadata(root, settings, schema, written, plan.options)
             result.files = sorted(str(p.relative_to(staging)) for p in root.iterdir())
         return result
