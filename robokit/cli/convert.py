@@ -92,7 +92,8 @@ def convert(
     fps: Annotated[float | None, typer.Option(help="Output rate (default: slowest camera, else state).")] = None,
     resample: Annotated[str | None, typer.Option(help="nearest | linear (default: nearest).")] = None,
     cameras: Annotated[list[str] | None,
-                       typer.Option("--camera", help="Camera to keep, repeat for several (default: all; none: no camera).")] = None,
+                       typer.Option("--camera", help="Camera to keep, repeat for several; none for no "
+                                                     "camera (default: all).")] = None,
     state: Annotated[str | None, typer.Option(help="State channel (default: joints/position).")] = None,
     action: Annotated[str | None, typer.Option(
         help="Action channel, e.g. joints/position_delta (default: the source's recorded action, if any).")] = None,

@@ -330,7 +330,7 @@ def _vector(col: pa.ChunkedArray) -> np.ndarray:
     col = col.combine_chunks()
     if pa.types.is_fixed_size_list(col.type) or pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
         return np.asarray(col.flatten().to_numpy(zero_copy_only=False)).reshape(len(col), -1)
-    return col.to_numpy(zero_copy_only=False).reshape(-1, 1)
+    return np.asarray(col.to_numpy(zero_copy_only=False)).reshape(-1, 1)
 
 
 def _streams(root: _Root, ep: dict[str, Any]) -> tuple[dict[str, Stream], list[SkippedTopic], list[str]]:

@@ -101,9 +101,9 @@ class _Schema:
 
     @classmethod
     def of(cls, p: PreparedEpisode, options: WriterOptions, settings: _Settings) -> _Schema:
-        return cls(camera_specs(p, settings.image_format), (p.state.name, p.state.names),
-                   (p.action.name, p.action.names) if p.action is not None else None, {name: pose_key(name) for name in sorted(p.poses)},
-                   options.quat_order, options.frame)
+        action = (p.action.name, p.action.names) if p.action is not None else None
+        return cls(camera_specs(p, settings.image_format), (p.state.name, p.state.names), action,
+                   {name: pose_key(name) for name in sorted(p.poses)}, options.quat_order, options.frame)
 
     def node(self) -> ft.Node:
         """The features.json root."""
