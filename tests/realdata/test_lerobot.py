@@ -225,3 +225,16 @@ def test_undeclared_column_is_listed_and_rlds_states_the_missing_action(tmp_path
     assert "no action" in json.dumps(report)
     (back, *_) = robokit.open(out / "rlds" / "robokit" / "1.0.0")
     assert "joints/position_delta" not in back.streams
+
+
+def test_broken_video_is_named_and_camera_none_converts(tmp_path: Path) -> None:
+    root = tmp_path / "g1"
+    shutil.copytree(DATA / "g1_inspire_v21", root)
+    video = next(root.rglob("*.mp4"))
+    video.write_bytes(video.read_bytes()[: video.stat().st_size // 3])  # a partial download
+    episodes = robokit.open(root)
+    with pytest.raises(SourceError, match=r"episode_000001\.mp4 cannot be decoded"):
+        next(iter(episodes[1]["cam_high/rgb"].frames()))
+    assert _convert(root, tmp_path / "none", "--camera", "none") == 0  # without cameras both convert
+    written = json.loads((tmp_path / "none" / "lerobot" / "meta" / "info.json").read_text())
+    assert written["total_episodes"] == 2 and written["total_frames"] == 519
