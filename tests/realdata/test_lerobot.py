@@ -222,7 +222,7 @@ def test_undeclared_column_is_listed_and_rlds_states_the_missing_action(tmp_path
     assert main(["convert", str(root), "--to", "rlds", "--out", str(out), "--no-cache", "--workers", "1",
                  "--camera", "none"]) == 0
     report = json.loads((out / "export.json").read_text())
-    assert "no action" in json.dumps(report)
+    assert "No action: the source recorded none" in json.dumps(report)
     (back, *_) = robokit.open(out / "rlds" / "robokit" / "1.0.0")
     assert "joints/position_delta" not in back.streams
 

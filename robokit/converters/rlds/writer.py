@@ -94,7 +94,7 @@ class _Schema:
 
     cameras: dict[str, tuple[str, ImageSpec]]  # channel -> (feature key, spec)
     state: tuple[str, tuple[str, ...]]  # channel, dimension names
-    action: tuple[str, tuple[str, ...]] | None  # None: the source recorded no action and none was asked for
+    action: tuple[str, tuple[str, ...]] | None  # None: no action recorded or asked for; steps have no `action`
     poses: dict[str, str]  # channel -> feature key
     quat_order: str
     frame: str
@@ -115,8 +115,7 @@ class _Schema:
             observation[key] = ft.tensor((7,), "float32", describe(channel, pose_names(self.quat_order), self.frame))
         step = {
             "observation": ft.features_dict(observation),
-            "action": ft.tensor((len(self.action[1]),), "float32", describe(*self.action)) if self.action
-            else ft.tensor((0,), "float32", NO_ACTION),
+            **({"action": ft.tensor((len(self.action[1]),), "float32", describe(*self.action))} if self.action else {}),
             "reward": ft.tensor((), "float32"),
             "discount": ft.tensor((), "float32"),
             "is_first": ft.tensor((), "bool"),
@@ -146,7 +145,6 @@ class _Schema:
         first[0] = True
         out: dict[str, Value] = {
             "steps/observation/state": p.state.values.astype(np.float32),
-            "steps/action": (p.action.values if p.action is not None else np.zeros((n, 0))).astype(np.float32),
             "steps/reward": last.astype(np.float32),
             "steps/discount": np.ones(n, dtype=np.float32),
             "steps/is_first": first,
@@ -157,6 +155,8 @@ class _Schema:
         for channel, (key, _) in self.cameras.items():
             out[f"steps/observation/{key}"] = images[channel]
         out.update({f"steps/observation/{key}": v for key, v in pose_vectors(p, self.quat_order).items()})
+        if p.action is not None:
+            out["steps/action"] = p.action.values.astype(np.float32)
         meta = p.source.meta
         fields = trace(p)
         out.update({
@@ -246,8 +246,7 @@ class RldsWriter:
                     (ep, [f"{folder}/{name}"]) for ep, name in zip(ids[s], item_shards(shards), strict=True))
             assert schema is not None
             if schema.action is None:
-                result.warnings.append(f"rlds: no action: the source recorded none and none was asked for; "
-                                       f"steps/action is empty (shape (0,)): {NO_ACTION}")
+                result.warnings.append(f"steps have no `action`. {NO_ACTION}")
             _write_metadata(root, settings, schema, written, plan.options)
             result.files = sorted(str(p.relative_to(staging)) for p in root.iterdir())
         return result
@@ -266,6 +265,7 @@ def _write_metadata(root: Path, settings: _Settings, schema: _Schema, written: d
     splits = [split_entry(s, [sh.items for sh in shards], num_bytes)
               for s, (shards, num_bytes) in written.items() if shards]
     robot = f" Robot: {options.robot_type}." if options.robot_type else ""
+    robot += f" {NO_ACTION}" if schema.action is None else ""
     info: dict[str, Any] = {
         "description": f"Robot episodes in RLDS format, written by robokit.{robot}",
         "fileFormat": FILE_FORMAT,
