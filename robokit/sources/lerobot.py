@@ -107,6 +107,15 @@ def _quat_order(names: list[str]) -> str | None:
     return None
 
 
+def _image_size(feature: dict[str, Any]) -> tuple[int, int]:
+    """(height, width) from a camera feature's `shape` [H, W, C]; (0, 0) when it does not say."""
+    shape: Any = feature.get("shape")
+    try:
+        return int(shape[0]), int(shape[1])
+    except (TypeError, ValueError, IndexError, KeyError):
+        return 0, 0
+
+
 def _is_depth(feature: dict[str, Any]) -> bool:
     info = feature.get("info") or {}
     return bool(info.get("is_depth_map") or info.get("video.is_depth_map")) if isinstance(info, dict) else False
@@ -142,15 +151,16 @@ def _mp4_frames(path: Path, fps: int, first: int, count: int, label: str) -> Top
 def _encoded_frames(column: pa.ChunkedArray, label: str) -> TopicFrames[Frame]:
     """An `image` feature's frames: PNG/JPEG bytes in the data Parquet's `{bytes, path}` structs."""
     rows = column.to_pylist()
+    times = np.arange(len(rows), dtype=np.int64)
 
     def scan(start: int | None) -> Generator[Frame, None, None]:
-        for row in rows:
+        for row in rows[0 if start is None else int(np.searchsorted(times, start)):]:
             data = row.get("bytes") if isinstance(row, dict) else None
             if not data:
                 raise SourceError(f"{label}: an image row holds no bytes")
             yield Frame("jpeg" if data[:2] == b"\xff\xd8" else "png", data=data)
 
-    return TopicFrames(scan, lambda f: f, np.arange(len(rows), dtype=np.int64), label)
+    return TopicFrames(scan, lambda f: f, times, label)
 
 
 @dataclass(frozen=True)
@@ -225,6 +235,9 @@ def _load_info(path: Path) -> dict[str, Any]:
     fps = info.get("fps")
     if isinstance(fps, bool) or not isinstance(fps, int | float) or fps <= 0 or fps != int(fps):
         raise _MetaError(path, INFO_PATH, "fps", f"expected a positive integer, found {fps!r}")
+    chunks = info.get("chunks_size", 1000)
+    if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks <= 0:
+        raise _MetaError(path, INFO_PATH, "chunks_size", f"expected a positive integer, found {chunks!r}")
     features = info.get("features")
     if not isinstance(features, dict) or not all(isinstance(f, dict) for f in features.values()):
         raise _MetaError(path, INFO_PATH, "features", "expected an object of feature objects")
@@ -353,7 +366,7 @@ def _streams(root: _Root, ep: dict[str, Any]) -> tuple[dict[str, Stream], list[S
             if _is_depth(feature):
                 skipped.append(SkippedTopic(key, f"lerobot/{dtype}", "depth map (quantized video) not supported", n))
                 continue
-            shape = feature.get("shape") or [0, 0]
+            height, width = _image_size(feature)
             name = _camera_channel(key, depth=False)
             if dtype == "video":
                 path, first = root.video_path(ep, key)
@@ -366,7 +379,7 @@ def _streams(root: _Root, ep: dict[str, Any]) -> tuple[dict[str, Stream], list[S
                 skipped.append(SkippedTopic(key, f"lerobot/{dtype}", "no column in the data file", n))
                 continue
             streams[name] = ImageStream(name, times, origin=origin, source=source, positions=np.arange(n),
-                                        width=int(shape[1]) if len(shape) > 1 else 0, height=int(shape[0]))
+                                        width=width, height=height)
             continue
         if key in DEFAULT_FEATURES:
             continue
