@@ -251,7 +251,7 @@ def _load_info(path: Path) -> dict[str, Any]:
 def _jsonl(path: Path, file: str, required: tuple[str, ...]) -> list[dict[str, Any]]:
     try:
         lines = (path / file).read_text().splitlines()
-    except OSError as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise _MetaError(path, file, "", str(exc)) from exc
     rows = []
     for number, line in enumerate(lines, 1):
@@ -273,10 +273,14 @@ def _v3_tasks(path: Path) -> dict[int, str]:
     or in a `task` column; `task_index` as a column (else the row position)."""
     try:
         table = pq.read_table(path / TASKS_PATH)
-    except (OSError, pa.ArrowException) as exc:
+    except (OSError, pa.ArrowException, UnicodeDecodeError) as exc:
         raise _MetaError(path, TASKS_PATH, "", str(exc)) from exc
-    pandas_meta = json.loads((table.schema.metadata or {}).get(b"pandas", b"{}") or b"{}")
-    index_columns = [c for c in pandas_meta.get("index_columns", []) if isinstance(c, str)]
+    try:
+        pandas_meta = json.loads((table.schema.metadata or {}).get(b"pandas", b"{}") or b"{}")
+    except ValueError as exc:
+        raise _MetaError(path, TASKS_PATH, "pandas metadata", str(exc)) from exc
+    index_columns = [c for c in (pandas_meta.get("index_columns") if isinstance(pandas_meta, dict) else None) or []
+                     if isinstance(c, str)]
     candidates = ["task", *index_columns, "__index_level_0__"]
     text = next((c for c in candidates if c in table.column_names
                  and pa.types.is_string(table.schema.field(c).type) | pa.types.is_large_string(
@@ -284,7 +288,10 @@ def _v3_tasks(path: Path) -> dict[int, str]:
     if text is None:
         raise _MetaError(path, TASKS_PATH, "task", f"no task text column or pandas index (columns: "
                                                    f"{', '.join(table.column_names)})")
-    texts = [str(t) for t in table.column(text).to_pylist()]
+    try:
+        texts = [str(t) for t in table.column(text).to_pylist()]
+    except UnicodeDecodeError as exc:
+        raise _MetaError(path, TASKS_PATH, text, str(exc)) from exc
     if "task_index" in table.column_names:
         indices = table.column("task_index").to_pylist()
         if any(not isinstance(i, int) for i in indices):
@@ -304,7 +311,7 @@ def _v3_episodes(path: Path) -> list[dict[str, Any]]:
             schema = pq.read_schema(file)
             columns = [c for c in schema.names if not c.startswith("stats/")]  # per-episode stats are not read
             rows += pq.read_table(file, columns=columns).to_pylist()
-        except (OSError, pa.ArrowException) as exc:
+        except (OSError, pa.ArrowException, UnicodeDecodeError) as exc:
             raise _MetaError(path, str(file.relative_to(path)), "", str(exc)) from exc
     return rows
 
@@ -313,7 +320,9 @@ def _load_root(path: Path) -> _Root:
     info = _load_info(path)
     if info["codebase_version"].startswith("v2"):
         task_rows = _jsonl(path, V2_TASKS_PATH, ("task_index", "task"))
-        tasks = {int(r["task_index"]): str(r["task"]) for r in task_rows}
+        if any(not isinstance(r["task_index"], int) for r in task_rows):
+            raise _MetaError(path, V2_TASKS_PATH, "task_index", "expected integers")
+        tasks = {r["task_index"]: str(r["task"]) for r in task_rows}
         episodes = _jsonl(path, V2_EPISODES_PATH, ("episode_index",))
         episodes_file = V2_EPISODES_PATH
     else:
