@@ -15,6 +15,7 @@ from robokit.errors import ChannelError, ConversionError, ResampleError
 from robokit.timeline import Episode, ImageStream, NumericStream, PoseStream, Stream
 
 _DERIVED_SUFFIXES = ("_delta", "_velocity")
+RECORDED_ACTION = "action"  # the channel readers give a dataset's recorded action (LeRobot, RLDS `action`)
 
 
 def estimate_rate(stream: Stream) -> float:
@@ -59,6 +60,13 @@ def _require(episode: Episode, name: str, what: str) -> None:
         raise ChannelError(name, list(episode.streams), what=f"{what} channel")
 
 
+def action_channel(episode: Episode, options: WriterOptions) -> str | None:
+    """The action to export: the one asked for, else the source's recorded action when it has one."""
+    if options.action:
+        return options.action
+    return RECORDED_ACTION if isinstance(episode.streams.get(RECORDED_ACTION), NumericStream) else None
+
+
 def select_cameras(episode: Episode, options: WriterOptions) -> list[str]:
     """The camera channels to export: all of them by default, else the named ones (which must exist)."""
     cameras = episode.cameras
@@ -86,8 +94,9 @@ def prepare(episode: Episode, options: WriterOptions) -> PreparedEpisode:
     from robokit.resample import resample
 
     _require(episode, options.state, "state")
-    if options.action:
-        _require(episode, options.action, "action")
+    action_name = action_channel(episode, options)
+    if action_name:
+        _require(episode, action_name, "action")
     for name in options.poses:
         if not isinstance(episode.streams.get(name), PoseStream):
             raise ChannelError(name, list(episode.poses), what="pose channel")
@@ -96,8 +105,8 @@ def prepare(episode: Episode, options: WriterOptions) -> PreparedEpisode:
     if fps <= 0:
         raise ConversionError(f"episode {episode.id}: cannot infer a frame rate; pass fps")
     channels = list(dict.fromkeys([options.state, *cameras, *options.poses]))
-    if options.action:
-        channels.append(base_channel(options.action))
+    if action_name:
+        channels.append(base_channel(action_name))
     channels = list(dict.fromkeys(channels))
     try:
         aligned = resample(episode, fps, method=options.resample, channels=channels)
@@ -107,7 +116,7 @@ def prepare(episode: Episode, options: WriterOptions) -> PreparedEpisode:
     if len(grid) < 2:
         raise ConversionError(f"episode {episode.id}: {len(grid)} frame(s) after resampling to {fps} fps")
     state = aligned[options.state]
-    action = aligned[options.action] if options.action else None
+    action = aligned[action_name] if action_name else None
     if not isinstance(state, NumericStream) or not (action is None or isinstance(action, NumericStream)):
         raise ConversionError(f"episode {episode.id}: state and action must be numeric channels")
     images = {c: _sized(aligned.streams[c], options) for c in cameras}
