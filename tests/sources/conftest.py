@@ -178,6 +178,8 @@ def scenario(m: RosMsgs, tf_type: str = "tf2_msgs/msg/TFMessage") -> list[Record
         add("/joint_states", js, T0 + i * 10 * MS, m.joint_state(T0 + i * 10 * MS, names, pos, [0.1 * i] * 3))
     add("/joint_states", js, T0 + 40 * MS, m.joint_state(T0 + 40 * MS, ("a", "c"), [0.04, 2.04], [0.4, 0.4]))
     add("/joint_states", js, T0 + 40 * MS, m.joint_state(T0 + 40 * MS, ("a", "b", "c"), [9, 9, 9]), lag=LAG + 1)
+    repeat = [0.01 + j for j in range(3)]  # the message at 10 ms again: a duplicate, dropped
+    add("/joint_states", js, T0 + 10 * MS, m.joint_state(T0 + 10 * MS, ("a", "b", "c"), repeat, [0.1] * 3), lag=LAG + 2)
     add("/left/joint_states", js, T0, m.joint_state(T0, ("l1",), [0.5]))
     for i in range(3):
         t = T0 + i * 33 * MS
@@ -250,11 +252,13 @@ def check_scenario(ep: Episode) -> None:
     pos = s["joints/position"]
     assert isinstance(pos, NumericStream) and pos.names == ("a", "b", "c") and pos.unit == "rad"
     assert pos.origin is not None and pos.origin.time_source == "header"
-    assert pos.timestamps.tolist() == [T0 + i * 10 * MS for i in range(5)]
-    expected = [[i * 0.01 + j for j in range(3)] for i in range(4)] + [[0.04, np.nan, 2.04]]
+    # two messages share the last stamp with different content: both kept, in recorded order, 1 ns apart
+    assert pos.timestamps.tolist() == [T0 + i * 10 * MS for i in range(5)] + [T0 + 40 * MS + 1]
+    expected = [[i * 0.01 + j for j in range(3)] for i in range(4)] + [[0.04, np.nan, 2.04], [9, 9, 9]]
     np.testing.assert_allclose(pos.values, expected)
-    assert len(s["joints/velocity"]) == 5 and "joints/effort" not in s
-    assert any("duplicate" in w and "/joint_states" in w for w in ep.warnings)
+    assert len(s["joints/velocity"]) == 6 and "joints/effort" not in s
+    assert any("share a timestamp" in w and "/joint_states" in w for w in ep.warnings)
+    assert any("1 sample(s) of joints/position dropped (same timestamp and content" in w for w in ep.warnings)
     assert s["left_joints/position"].values.tolist() == [[0.5]]
 
     front = s["front/rgb"]
