@@ -568,5 +568,7 @@ BUILDERS: dict[str, type[TopicBuilder]] = {
 
 def builder_for(topic: str, msgtype: str) -> TopicBuilder | None:
     """A builder for the topic's (normalised) type, None when the type is not mapped."""
-    cls = BUILDERS.get(msgtype)
+    from robokit.sources.plain import PLAIN_BUILDERS  # imports this module: looked up at call time
+
+    cls = BUILDERS.get(msgtype) or PLAIN_BUILDERS.get(msgtype)
     return cls(topic, msgtype) if cls else None
