@@ -6,6 +6,7 @@ frames identically.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -39,8 +40,12 @@ def measured_rate(stream: Stream) -> float:
     return (len(stream) - 1) / span if span > 0 else 0.0
 
 
-def base_channel(name: str) -> str:
-    """The recorded channel a derived one comes from (`joints/position_delta` → `joints/position`)."""
+def base_channel(name: str, recorded: Mapping[str, Stream] | None = None) -> str:
+    """The recorded channel a derived one comes from (`joints/position_delta` → `joints/position`).
+
+    A name in `recorded` is its own base (`imu/angular_velocity` is recorded, not derived)."""
+    if recorded is not None and name in recorded:
+        return name
     for suffix in _DERIVED_SUFFIXES:
         if name.endswith(suffix):
             return name[: -len(suffix)]
@@ -68,7 +73,7 @@ class PreparedEpisode:
 
 
 def _require(episode: Episode, name: str, what: str) -> None:
-    if base_channel(name) not in episode.streams:
+    if base_channel(name, episode.streams) not in episode.streams:
         raise ChannelError(name, list(episode.streams), what=f"{what} channel")
 
 
@@ -91,7 +96,7 @@ def state_channel(episode: Episode, state: str) -> tuple[str, str]:
     lists the candidate channels (numeric and moving pose channels).
     """
     streams = episode.streams
-    if state != DEFAULT_STATE or base_channel(state) in streams:
+    if state != DEFAULT_STATE or base_channel(state, streams) in streams:
         return state, ""
 
     def from_types(types: tuple[str, ...]) -> list[str]:
@@ -147,7 +152,7 @@ def prepare(episode: Episode, options: WriterOptions) -> PreparedEpisode:
         raise ConversionError(f"episode {episode.id}: cannot infer a frame rate; pass fps")
     channels = list(dict.fromkeys([state_name, *cameras, *options.poses]))
     if action_name:
-        channels.append(base_channel(action_name))
+        channels.append(base_channel(action_name, episode.streams))
     channels = list(dict.fromkeys(channels))
     try:
         aligned = resample(episode, fps, method=options.resample, channels=channels)
