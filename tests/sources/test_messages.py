@@ -38,3 +38,27 @@ def test_joint_state_by_name_and_json() -> None:
 
 def test_unmapped_type_has_no_builder() -> None:
     assert messages.builder_for("/x", "turtlesim/msg/Pose") is None
+
+
+def test_clock_notes_sim_time_and_stamps_near_zero() -> None:
+    s = 10**18
+    sim = messages.Clock()
+    for i in range(3):
+        sim.add(100 + i, s + i)
+    assert sim.resolve()[1] == "log" and "header stamps are 1e+09 s from the log time" in sim.notes("/odom")[0]
+    zero = messages.Clock()
+    for i in range(3):
+        zero.add(0, i * 10**9)
+    (note,) = zero.notes("foo")
+    assert note.startswith("foo: log timestamps near zero") and note.endswith("last at 2.000 s); kept as recorded")
+
+
+def test_plain_types_have_builders() -> None:
+    for msgtype in ("std_msgs/msg/Float64", "std_msgs/msg/UInt8MultiArray", "sensor_msgs/msg/Joy",
+                    "trajectory_msgs/msg/JointTrajectory", "sensor_msgs/msg/NavSatFix", "foxglove.LocationFix"):
+        assert messages.builder_for("/x", msgtype) is not None
+    b = messages.builder_for("/bytes", "std_msgs/msg/UInt8MultiArray")
+    assert b is not None
+    b.add(wrap_json({"data": b"\x01\x02"}), 5, 0)
+    (stream,) = b.build()
+    assert stream.name == "bytes/data" and stream.values.tolist() == [[1, 2]]
