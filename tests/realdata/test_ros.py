@@ -69,6 +69,10 @@ CHANNELS: dict[str, dict[str, tuple[str, Row]]] = {
         "odom/twist": ("/odom", lambda m: _twist(m.twist)),
         "amcl_pose/pose": ("/amcl_pose", lambda m: _pose(m.pose.pose)),
     },
+    "seahawk_joy": {
+        "joy/axes": ("/joy", lambda m: list(m.axes)),
+        "joy/buttons": ("/joy", lambda m: list(m.buttons)),
+    },
     "plotjuggler_rosbag2_test": {
         "battery/state": ("/battery", lambda m: [getattr(m, f, np.nan) for f in _BATTERY]),
         "pose/pose": ("/pose", lambda m: _pose(m.pose)),
