@@ -45,24 +45,36 @@ class Clock:
         return len(self.logs) - 1
 
     def resolve(self) -> tuple[np.ndarray, str]:
-        """Header stamps when all are non-zero and their median offset from log time is under 60 s."""
-        stamps = np.asarray(self.stamps, dtype=np.int64)
-        logs = np.asarray(self.logs, dtype=np.int64)
-        if len(stamps) and np.all(stamps != 0):
-            offset = np.median(np.abs(stamps.astype(np.float64) - logs.astype(np.float64)))
-            if offset < HEADER_CLOCK_MAX_OFFSET_NS:
-                return stamps, "header"
-        return logs, "log"
+        """Header stamps when all are non-zero, their median offset from log time is under 60 s and they
+        advance with it (span at least half the log times'); else the log times."""
+        return (self._stamps(), "header") if not self._header_problem() else (self._logs(), "log")
+
+    def _stamps(self) -> np.ndarray:
+        return np.asarray(self.stamps, dtype=np.int64)
+
+    def _logs(self) -> np.ndarray:
+        return np.asarray(self.logs, dtype=np.int64)
+
+    def _header_problem(self) -> str:
+        """Why the header stamps are not the clock ("" when they are)."""
+        stamps, logs = self._stamps(), self._logs()
+        if not len(stamps) or np.any(stamps == 0):
+            return "unset"
+        offset = float(np.median(np.abs(stamps.astype(np.float64) - logs.astype(np.float64))))
+        if offset >= HEADER_CLOCK_MAX_OFFSET_NS:
+            return f"header stamps are {offset / 1e9:.3g} s from the log time (simulation time or another clock)"
+        log_span = int(logs.max() - logs.min())
+        if log_span > 0 and int(stamps.max() - stamps.min()) < log_span // 2:
+            return "header stamps do not advance with the log time"
+        return ""
 
     def notes(self, topic: str) -> list[str]:
-        """Warnings on the chosen clock: header stamps far from log time, stamps near zero (kept as they are)."""
+        """Warnings on the chosen clock: header stamps far from log time or not advancing, stamps near zero."""
         times, source = self.resolve()
         notes = []
-        stamps = np.asarray(self.stamps, dtype=np.int64)
-        if source == "log" and len(stamps) and np.all(stamps != 0):
-            offset = float(np.median(np.abs(stamps.astype(np.float64) - np.asarray(self.logs, dtype=np.float64))))
-            notes.append(f"{topic}: header stamps are {offset / 1e9:.3g} s from the log time "
-                         "(simulation time or another clock); using the log time")
+        problem = self._header_problem()
+        if problem not in ("", "unset"):
+            notes.append(f"{topic}: {problem}; using the log time")
         if len(times) and int(times.max()) < NEAR_ZERO_NS:
             notes.append(f"{topic}: {source} timestamps near zero (simulation time or an unset clock, last at "
                          f"{int(times.max()) / 1e9:.3f} s); kept as recorded")

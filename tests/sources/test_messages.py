@@ -62,3 +62,12 @@ def test_plain_types_have_builders() -> None:
     b.add(wrap_json({"data": b"\x01\x02"}), 5, 0)
     (stream,) = b.build()
     assert stream.name == "bytes/data" and stream.values.tolist() == [[1, 2]]
+
+
+def test_header_stamps_that_do_not_advance_are_not_the_clock() -> None:
+    """A driver stamping every message with one time would squeeze the stream into nanoseconds."""
+    c = messages.Clock()
+    for i in range(5):
+        c.add(10**18, 10**18 + i * 10**8)
+    assert c.resolve()[1] == "log"
+    assert c.notes("/x") == ["/x: header stamps do not advance with the log time; using the log time"]
