@@ -6,7 +6,7 @@ Builders accumulate one topic and build its streams at the end; images keep only
 from __future__ import annotations
 
 import zlib
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -102,19 +102,19 @@ class TopicBuilder:
         raise NotImplementedError
 
     def ordered(
-        self, name: str, samples: Sequence[int], contents: Sequence[Hashable] | None = None
+        self, name: str, samples: Sequence[int], content: Callable[[int], Hashable] | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Sorted unique timestamps of `samples` (clock indices) and which samples they keep.
 
-        A sample is a duplicate only when its timestamp and its content (`contents`, per sample) equal an
-        earlier one's; samples sharing a timestamp with other content stay, in recorded order, 1 ns apart.
+        A sample is a duplicate only when its timestamp and its `content` (of its index in `samples`) equal
+        an earlier one's; samples sharing a timestamp with other content stay, in recorded order, 1 ns apart.
         """
         if self._times is None:
             self._times, source = self.clock.resolve()
             self.origin = StreamOrigin(self.topic, self.msgtype, source)
             self.warnings.extend(self.clock.notes(self.topic))
         idx = np.asarray(samples, dtype=np.int64)
-        ts, keep, dropped, moved = order_samples(self._times[idx], contents)
+        ts, keep, dropped, moved = order_samples(self._times[idx], content)
         if dropped:
             self.warnings.append(
                 f"{self.topic}: {dropped} sample(s) of {name} dropped (same timestamp and content as an earlier one)"
@@ -142,7 +142,7 @@ class _Poses:
         self.q.append(q)
 
     def stream(self, b: TopicBuilder, name: str, child: str, static: bool = False) -> PoseStream:
-        ts, keep = b.ordered(name, self.samples, list(zip(self.t, self.q, strict=True)))
+        ts, keep = b.ordered(name, self.samples, lambda i: (self.t[i], self.q[i]))
         return PoseStream(
             name,
             ts,
@@ -168,7 +168,7 @@ class _Rows:
 
     def stream(self, b: TopicBuilder, name: str, names: Sequence[str], unit: str) -> NumericStream:
         values = np.asarray(self.rows, dtype=np.float64).reshape(len(self.rows), len(names))
-        ts, keep = b.ordered(name, self.samples, [row.tobytes() for row in values])
+        ts, keep = b.ordered(name, self.samples, lambda i: values[i].tobytes())
         return NumericStream(name, ts, values[keep], tuple(names), unit, origin=b.origin)
 
 
@@ -263,7 +263,9 @@ class ImageBuilder(TopicBuilder):
             self.layout = probe(msg, self.msgtype)
             self.frame_id = frame_id(msg)
         self.positions.append(position)
-        self.digests.append(zlib.crc32(as_bytes(getattr(msg, "data", b""))))
+        data = getattr(msg, "data", b"")
+        buffer = np.ascontiguousarray(data).data if isinstance(data, np.ndarray) else as_bytes(data)  # no copy
+        self.digests.append(zlib.crc32(buffer))
         self.clock.add(header_stamp(msg), log_time)
 
     def build(self) -> list[Stream]:
@@ -271,7 +273,7 @@ class ImageBuilder(TopicBuilder):
             return []
         width, height, encoding, fmt = self.layout
         name = naming.image_channel(self.topic, encoding in ("16UC1", "mono16", "32FC1"))
-        ts, keep = self.ordered(name, range(len(self.positions)), self.digests)
+        ts, keep = self.ordered(name, range(len(self.positions)), self.digests.__getitem__)
         positions = np.asarray(self.positions, dtype=np.int64)[keep]
         return [
             ImageStream(
@@ -521,7 +523,7 @@ class EventBuilder(TopicBuilder):
         if not self.values:
             return []
         name = self.channel()
-        ts, keep = self.ordered(name, range(len(self.values)), self.values)
+        ts, keep = self.ordered(name, range(len(self.values)), self.values.__getitem__)
         return [EventStream(name, ts, tuple(self.values[i] for i in keep), origin=self.origin)]
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -30,11 +30,12 @@ def sort_timestamps(timestamps: np.ndarray) -> tuple[np.ndarray, np.ndarray, int
 
 
 def order_samples(
-    timestamps: np.ndarray, contents: Sequence[Hashable] | None = None
+    timestamps: np.ndarray, content: Callable[[int], Hashable] | None = None
 ) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """Stable time order; samples sharing a timestamp are duplicates only when their `contents` are equal too.
+    """Stable time order; samples sharing a timestamp are duplicates only when their `content` is equal too.
 
-    Without `contents` every repeated timestamp is a duplicate. A duplicate is dropped (the first sample
+    `content(i)` is asked only for samples that share a timestamp; without it every repeated timestamp
+    is a duplicate. A duplicate is dropped (the first sample
     wins); samples sharing a timestamp with different content are kept in recorded order, each moved 1 ns
     after the previous one so timestamps stay strictly increasing. Returns (timestamps, the index of each
     kept sample, duplicates dropped, samples moved).
@@ -45,14 +46,14 @@ def order_samples(
     same = np.zeros(len(ts_sorted), dtype=bool)
     same[1:] = ts_sorted[1:] == ts_sorted[:-1]
     keep = ~same
-    if contents is not None:
+    if content is not None:
         run: set[Hashable] = set()
         for i in np.flatnonzero(same):
             if not same[i - 1]:
-                run = {contents[order[i - 1]]}
-            content = contents[order[i]]
-            keep[i] = content not in run
-            run.add(content)
+                run = {content(int(order[i - 1]))}
+            this = content(int(order[i]))
+            keep[i] = this not in run
+            run.add(this)
     kept = ts_sorted[keep]
     steps = np.arange(len(kept), dtype=np.int64)
     spaced = np.maximum.accumulate(kept - steps) + steps if len(kept) else kept

@@ -82,6 +82,8 @@ def test_pose_state_and_twist_action_are_flattened_with_names() -> None:
     assert p.fps == 50 and p.state.names == ("x", "y", "z", "qw", "qx", "qy", "qz")
     np.testing.assert_allclose(p.state.values[3], [0.06, 0, 0, np.cos(0.25), 0, 0, np.sin(0.25)])
     assert p.action is not None and p.action.names[0] == "linear.x" and p.action.values[0].tolist()[::5] == [0.5, 0.1]
+    swapped = prepare(_base(), WriterOptions(state="odom/twist", action="odom/pose", frame="ros"))
+    assert swapped.action is not None and swapped.action.names == ("x", "y", "z", "qx", "qy", "qz", "qw")
 
 
 def test_default_state_without_joints_is_the_odometry_pose_and_announced() -> None:

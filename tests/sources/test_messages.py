@@ -71,3 +71,14 @@ def test_header_stamps_that_do_not_advance_are_not_the_clock() -> None:
         c.add(10**18, 10**18 + i * 10**8)
     assert c.resolve()[1] == "log"
     assert c.notes("/x") == ["/x: header stamps do not advance with the log time; using the log time"]
+
+
+def test_foxglove_location_fix_is_a_fix() -> None:
+    b = messages.builder_for("/gps", "foxglove.LocationFix")
+    assert b is not None
+    for i in range(2):
+        fix = {"timestamp": {"sec": 100 + i, "nsec": 0}, "latitude": 48.1 + i, "longitude": 11.6, "altitude": 520}
+        b.add(wrap_json(fix), (100 + i) * 10**9 + 5, i)
+    (stream,) = b.build()
+    assert stream.name == "gps/fix" and stream.values.tolist() == [[48.1, 11.6, 520], [49.1, 11.6, 520]]
+    assert stream.timestamps.tolist() == [100 * 10**9, 101 * 10**9] and stream.origin.time_source == "header"
