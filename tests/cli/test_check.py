@@ -154,14 +154,3 @@ def test_strict_passes_with_lerobot_and_it_loads_the_action_meaning(datasets: Pa
     assert (info["kind"], info["source"], info["channel"]) == ("delta", "joints/position", "joints/position_delta")
     assert ds[0]["action"].shape == (2,)
 
-
-@pytest.mark.conformance
-def test_strict_passes_with_tfds_and_webdataset(datasets: Path) -> None:
-    """In the TensorFlow environment: TFDS loads the RLDS folder with its metadata.json, webdataset the shards."""
-    tfds = pytest.importorskip("tensorflow_datasets")
-    pytest.importorskip("webdataset")
-    assert main(["check", "--strict", str(datasets / "rlds"), str(datasets / "webdataset")]) == 0
-    (root,) = {p.parent for p in (datasets / "rlds").rglob("dataset_info.json")}
-    builder = tfds.builder_from_directory(str(root))
-    assert builder.info.splits["train"].num_examples == 2
-    assert builder.info.metadata["action"]["kind"] == "delta"  # TFDS exposes metadata.json as info.metadata
