@@ -213,7 +213,7 @@ def _index_file(path: Path, col: Collector, decoders: _Decoders, verify: bool, c
         by_channel[channel.id] = None
         if col.declare(channel.topic, channel_type(schema)):
             if DERIVED_KEY in channel.metadata:
-                col.reject(channel.topic, f"derived by robokit: {channel.metadata[DERIVED_KEY]}")
+                col.reject(channel.topic, f"derived by robokit: {channel.metadata[DERIVED_KEY]}", deliberate=True)
                 return
             if CHANNELS_KEY in channel.metadata:
                 col.rename(channel.topic, _channel_names(channel))

@@ -118,3 +118,11 @@ def test_cut_ros1_bag_keeps_its_intact_chunks(tmp_path: Path, bags: Any, ros1_ms
     assert not ep.complete and ep.losses[0].messages is None
     front = ep["front/rgb"]
     assert len(front) > 0 and all(np.array_equal(f.array(), bags.front_pixels(i)) for i, f in enumerate(front.frames()))
+
+
+def test_a_mapped_topic_whose_schema_is_damaged_is_a_loss(tmp_path: Path, bags: Any, ros2_msgs: Any) -> None:
+    path = bags.write_mcap_ros(tmp_path / "run.mcap", joint_records(bags, ros2_msgs, 5), ros2_msgs.ts)
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"float64[] position", b"float64[] pos!tion", 1))  # the schema no longer parses
+    ep = bags.open_one(path)
+    assert not ep.streams and [(x.topic, x.messages) for x in ep.losses] == [("/joint_states", 5)]
