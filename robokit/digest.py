@@ -63,10 +63,12 @@ def _recall(key: str) -> str | None:
 def _segment(fd: int, start: int, size: int) -> bytes:
     """SHA-256 of `size` bytes of `fd` from `start` (fewer at the end of the file)."""
     h = hashlib.sha256()
+    buf = bytearray(_BLOCK)
+    view = memoryview(buf)
     end = start + size
-    while start < end and (block := os.pread(fd, min(_BLOCK, end - start), start)):
-        h.update(block)
-        start += len(block)
+    while start < end and (n := os.preadv(fd, [view[:min(_BLOCK, end - start)]], start)):
+        h.update(view[:n])
+        start += n
     return h.digest()
 
 
