@@ -6,21 +6,23 @@ Unfinished files (no summary or chunk index) are read by a linear scan.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Collection, Generator, Sequence
 from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
+from mcap._message_queue import make_message_queue
+from mcap.data_stream import ReadDataStream
 from mcap.reader import McapReader, make_reader
-from mcap.records import Channel, Message, Schema
-from mcap.stream_reader import StreamReader
+from mcap.records import Channel, Chunk, ChunkIndex, Message, Schema
+from mcap.stream_reader import StreamReader, breakup_chunk
 from mcap.summary import Summary
 from mcap_protobuf.decoder import DecoderFactory as ProtobufDecoderFactory
 
 from robokit.digest import source_digest
 from robokit.errors import SourceError
-from robokit.sources.bagdir import BagDir, Decompress, read_bag_dir
+from robokit.sources.bagdir import BagDir, Decompress, check_bag_counts, read_bag_dir
 from robokit.sources.collect import Collector, Decode, Loaded
 from robokit.sources.fields import normalize_type, wrap_json
 from robokit.sources.framesource import TopicFrames
@@ -104,33 +106,94 @@ def indexed_reader(f: IO[bytes]) -> tuple[McapReader | None, Summary | None, str
     return reader, summary, ""
 
 
+Damaged = Callable[[str], None]  # told about each damaged chunk skipped, by offset and reason
+
+
+def _chunk_records(f: IO[bytes], offset: int, chunk: Chunk, verify: bool, damaged: Damaged | None) -> list[Any]:
+    """The records of one chunk, [] (reported to `damaged`) when it does not decompress, parse or match its CRC."""
+    try:
+        return breakup_chunk(chunk, validate_crc=verify)
+    except Exception as err:
+        if damaged is not None:
+            damaged(f"damaged chunk at byte {offset} skipped ({type(err).__name__}: {err})")
+        return []
+
+
 def linear_records(
     f: IO[bytes],
     on_channel: Callable[[Schema | None, Channel], None] | None = None,
     warn: Callable[[str], None] | None = None,
+    verify: bool = True,
 ) -> Generator[Item, None, None]:
     """All messages in file order by scanning records, stopping (with a warning) where the data ends early.
 
-    `on_channel` sees every channel once, also those without messages."""
+    A damaged chunk is skipped (told to `warn`), the records after it still read. `on_channel` sees every
+    channel once, also those without messages."""
     f.seek(0)
     schemas: dict[int, Schema] = {}
     channels: dict[int, Channel] = {}
     count = 0
     try:
-        for record in StreamReader(f).records:
-            if isinstance(record, Schema):
-                schemas[record.id] = record
-            elif isinstance(record, Channel) and record.id not in channels:
-                channels[record.id] = record
-                if on_channel is not None:
-                    on_channel(schemas.get(record.schema_id), record)
-            elif isinstance(record, Message) and record.channel_id in channels:
-                channel = channels[record.channel_id]
-                count += 1
-                yield schemas.get(channel.schema_id), channel, record
+        for outer in StreamReader(f, emit_chunks=True).records:
+            if isinstance(outer, Chunk):  # the offset where the chunk record began: its end minus its size
+                offset = f.tell() - (9 + 40 + len(outer.compression.encode()) + len(outer.data))
+                inner = _chunk_records(f, offset, outer, verify, warn)
+            else:
+                inner = [outer]
+            for record in inner:
+                if isinstance(record, Schema):
+                    schemas[record.id] = record
+                elif isinstance(record, Channel) and record.id not in channels:
+                    channels[record.id] = record
+                    if on_channel is not None:
+                        on_channel(schemas.get(record.schema_id), record)
+                elif isinstance(record, Message) and record.channel_id in channels:
+                    channel = channels[record.channel_id]
+                    count += 1
+                    yield schemas.get(channel.schema_id), channel, record
     except Exception as err:  # unfinished recordings end mid-record
         if warn is not None:
             warn(f"data ends early after {count} messages ({type(err).__name__}: {err})")
+
+
+def indexed_messages(
+    f: IO[bytes],
+    summary: Summary,
+    topics: Collection[str] | None,
+    start: int | None = None,
+    verify: bool = True,
+    damaged: Damaged | None = None,
+) -> Generator[Item, None, None]:
+    """The topics' messages through the chunk index in log-time order, from log time `start` on.
+
+    Chunks are read as the order reaches them; a damaged one (CRC mismatch when `verify`, bad compression or
+    records) is skipped and told to `damaged`, the other chunks still read."""
+    queue = make_message_queue(log_time_order=True)
+    for index in summary.chunk_indexes:
+        if start is not None and index.message_end_time < start:
+            continue
+        ids = index.message_index_offsets
+        if topics is None or not ids or any(c in summary.channels and summary.channels[c].topic in topics for c in ids):
+            queue.push(index)
+    while queue:
+        item = queue.pop()
+        if not isinstance(item, ChunkIndex):
+            yield item[0]
+            continue
+        offset = item.chunk_start_offset
+        try:
+            f.seek(offset + 1 + 8)
+            chunk = Chunk.read(ReadDataStream(f))
+        except Exception as err:
+            if damaged is not None:
+                damaged(f"unreadable chunk at byte {offset} skipped ({type(err).__name__}: {err})")
+            continue
+        for n, record in enumerate(_chunk_records(f, offset, chunk, verify, damaged)):
+            if not isinstance(record, Message) or (start is not None and record.log_time < start):
+                continue
+            channel = summary.channels.get(record.channel_id)
+            if channel is not None and (topics is None or channel.topic in topics):
+                queue.push(((summary.schemas.get(channel.schema_id), channel, record), offset, n))
 
 
 def _channel_names(channel: Channel) -> dict[str, str]:
@@ -142,7 +205,8 @@ def _channel_names(channel: Channel) -> dict[str, str]:
     return {str(k): str(v) for k, v in names.items()} if isinstance(names, dict) else {}
 
 
-def _index_file(path: Path, col: Collector, decoders: _Decoders) -> None:
+def _index_file(path: Path, col: Collector, decoders: _Decoders, verify: bool, check_counts: bool) -> None:
+    """Read one file's wanted messages into `col`; with `check_counts`, compare them with its Statistics."""
     by_channel: dict[int, Decode | None] = {}  # None: count only
 
     def declare(schema: Schema | None, channel: Channel) -> None:
@@ -161,11 +225,14 @@ def _index_file(path: Path, col: Collector, decoders: _Decoders) -> None:
     def feed(channel: Channel, message: Message) -> None:
         col.feed(channel.topic, message.log_time, message.data, by_channel[channel.id])
 
+    def lost(what: str) -> None:
+        col.lose("", f"{path.name}: {what}")
+
     with path.open("rb") as f:
         reader, summary, why = indexed_reader(f)
         if reader is None or summary is None:
             col.warnings.append(f"{path.name}: {why}; read by a linear scan")
-            for _, channel, message in linear_records(f, declare, lambda w: col.warnings.append(f"{path.name}: {w}")):
+            for _, channel, message in linear_records(f, declare, lost, verify):
                 feed(channel, message)
             return
         for channel in summary.channels.values():
@@ -180,22 +247,38 @@ def _index_file(path: Path, col: Collector, decoders: _Decoders) -> None:
             topics = sorted({c.topic for c in summary.channels.values() if c.topic in wanted})
             if not topics:
                 return
+        before = col.counts()
         try:  # log-time order reads chunks as it goes; insert order would queue every chunk up front
-            for _, channel, message in reader.iter_messages(topics=topics, log_time_order=True):
+            for _, channel, message in indexed_messages(f, summary, topics, None, verify, lost):
                 feed(channel, message)
-        except Exception as err:  # a damaged chunk: keep the messages before it
+        except Exception as err:  # damaged data outside a chunk: keep the messages before it
             col.stopped(path.name, err)
+        if stats is not None and check_counts and topics is not None:
+            _check_statistics(path, col, summary, set(topics), before)
 
 
-def scan_topic(files: Sequence[Path], topic: str, start: int | None) -> Generator[Item, None, None]:
-    """The topic's messages in index-pass order, from log time `start` on."""
+def _check_statistics(path: Path, col: Collector, summary: Summary, topics: set[str], before: dict[str, int]) -> None:
+    """Compare the messages read from one file per topic with its Statistics record."""
+    assert summary.statistics is not None
+    expected: dict[str, int] = {}
+    for cid, count in summary.statistics.channel_message_counts.items():
+        channel = summary.channels.get(cid)
+        if channel is not None and channel.topic in topics:
+            expected[channel.topic] = expected.get(channel.topic, 0) + count
+    after = col.counts()
+    read = {t: after.get(t, 0) - before.get(t, 0) for t in expected}
+    col.expect(expected, read, f"{path.name}'s statistics")
+
+
+def scan_topic(files: Sequence[Path], verify: bool, topic: str, start: int | None) -> Generator[Item, None, None]:
+    """The topic's messages in index-pass order (damaged chunks skipped alike), from log time `start` on."""
     for path in files:
         with path.open("rb") as f:
-            reader, _, _ = indexed_reader(f)
-            if reader is not None:
-                yield from reader.iter_messages(topics=[topic], log_time_order=True, starting_at=start)
+            _, summary, _ = indexed_reader(f)
+            if summary is not None:
+                yield from indexed_messages(f, summary, [topic], start, verify)
                 continue
-            for item in linear_records(f):
+            for item in linear_records(f, verify=verify):
                 if item[1].topic == topic and (start is None or item[2].log_time >= start):
                     yield item
 
@@ -205,21 +288,33 @@ def _frame(decoders: _Decoders, msgtype: str, item: Item) -> Frame:
     return image_frame(decoders.get(schema, channel)(message.data), msgtype)
 
 
-def load(files: Sequence[Path], mapping: dict[str, str], decompress: Decompress, label: str) -> Loaded:
-    """The index pass over an MCAP recording (one or more files in order)."""
+def load(
+    files: Sequence[Path],
+    mapping: dict[str, str],
+    decompress: Decompress,
+    label: str,
+    verify: bool = True,
+    bag_counts: dict[str, int] | None = None,
+) -> Loaded:
+    """The index pass over an MCAP recording (one or more files in order).
+
+    What was read is compared with `bag_counts` (a ROS 2 bag's metadata.yaml), else with each file's
+    Statistics; chunk CRCs are checked when `verify`."""
     decoders = _Decoders(decompress)
 
     def frames(topic: str, msgtype: str, log_times: np.ndarray) -> FrameSource:
         return TopicFrames(
-            partial(scan_topic, files, topic), partial(_frame, decoders, msgtype), log_times, f"{label} {topic}"
+            partial(scan_topic, files, verify, topic), partial(_frame, decoders, msgtype), log_times, f"{label} {topic}"
         )
 
     col = Collector(mapping, frames)
     for path in files:
         try:
-            _index_file(path, col, decoders)
+            _index_file(path, col, decoders, verify, bag_counts is None)
         except OSError as err:
             raise SourceError(f"{path}: cannot read ({err.strerror or err})") from err
+    if bag_counts is not None:
+        check_bag_counts(col, bag_counts)
     return col.finish()
 
 
@@ -267,7 +362,9 @@ class McapFormat:
             source_version=source_digest(digested),
             source_format=fmt,
         )
-        return [Episode(meta, loader=partial(load, files, dict(options.mapping), decompress, str(path)))]
+        counts = dict(bag.counts) if bag else None
+        loader = partial(load, files, dict(options.mapping), decompress, str(path), options.verify, counts)
+        return [Episode(meta, loader=loader)]
 
 
 MCAP_READER = McapFormat()

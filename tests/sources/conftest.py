@@ -409,8 +409,8 @@ class _Helpers:
     jpeg = staticmethod(jpeg)
 
     @staticmethod
-    def open_one(path: Path, mapping: Any = None) -> Episode:
+    def open_one(path: Path, mapping: Any = None, verify: bool = True) -> Episode:
         """The single episode of a recording, index pass done."""
-        (ep,) = robokit.open(path, mapping)
+        (ep,) = robokit.open(path, mapping, verify=verify)
         ep.streams  # noqa: B018 - run the loader now
         return ep

@@ -122,8 +122,13 @@ def test_damaged_chunk_keeps_what_came_before(tmp_path: Path, bags: Any) -> None
     data[middle : middle + 64] = b"\xff" * 64
     path.write_bytes(bytes(data))
     ep = bags.open_one(path)
-    assert any("reading stopped at damaged data" in w for w in ep.warnings)
-    assert 0 < len(ep["top/rgb"]) < 20
+    assert any("damaged chunk at byte" in w for w in ep.warnings), ep.warnings
+    top = ep["top/rgb"]
+    assert 0 < len(top) < 20 and top.timestamps[-1] == T0 + 19 * MS  # the chunks after the damage are read
+    lost = sum(x.messages or 0 for x in ep.losses if x.topic == "/camera/top/image")
+    assert not ep.complete and lost == 20 - len(top)  # counted by the file's statistics
+    assert len(list(top.frames())) == len(top)  # frames re-read past the same damaged chunk
+    assert len(bags.open_one(path, verify=False)["top/rgb"]) <= len(top)
 
 
 def test_frame_memory_does_not_grow_with_the_recording(tmp_path: Path, bags: Any) -> None:
@@ -196,7 +201,8 @@ def foxglove_file(tmp_path: Path, bags: Any) -> Path:
 
 def test_foxglove_protobuf_and_json(foxglove_file: Path, bags: Any) -> None:
     ep = bags.open_one(foxglove_file)
-    assert ep.meta.source_format == "mcap" and ep.skipped == [] and ep.warnings == []
+    assert ep.meta.source_format == "mcap" and ep.skipped == [] and ep.complete
+    assert ep.warnings == ["joints/velocity: 3 of 3 samples hold NaN or inf values"]
     s = ep.streams
     top = s["top/rgb"]
     assert isinstance(top, ImageStream) and top.origin is not None and top.origin.time_source == "header"

@@ -6,6 +6,7 @@ CODEBASE_VERSION = "v3.0"
 CHUNKS_SIZE = 1000
 DATA_FILE_MB = 100
 VIDEO_FILE_MB = 200
+MAX_FILE_MB = 10_000  # upper bound of the data/video file size options (files are streamed, never buffered)
 MAX_VIDEO_SECONDS = 1000.0  # lerobot compares times as float32: past 1024 s frame lookups fail
 DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
 VIDEO_PATH = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"

@@ -12,6 +12,7 @@ FILE_FORMAT = "tfrecord"
 TEMPLATE = "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}"
 DATASET_INFO = "dataset_info.json"
 FEATURES = "features.json"
+METADATA = "metadata.json"  # free-form dataset metadata (tfds.core.MetadataDict): robokit stores the action meaning
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _VERSION = re.compile(r"\d+\.\d+\.\d+")
 DOC_PREFIX = "robokit: "  # feature descriptions robokit writes: "robokit: <channel> [names] frame=<convention>"

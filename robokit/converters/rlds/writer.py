@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from robokit.converters.actions import ActionMeaning, meaning_of
 from robokit.converters.episodes import trace
 from robokit.converters.images import (
     IMAGE_OPTIONS,
@@ -35,6 +36,7 @@ from robokit.converters.rlds.layout import (
     DATASET_INFO,
     FEATURES,
     FILE_FORMAT,
+    METADATA,
     dataset_name,
     describe,
     shard_name,
@@ -50,19 +52,28 @@ from robokit.errors import OptionError
 from robokit.timeline import Episode
 
 EXTRA_OPTIONS = (
-    ExtraOption("dataset_name", str, "robokit", "Dataset name (snake_case for RLDS): DIR/rlds/<name>/<version>/."),
-    ExtraOption("rlds_version", str, "1.0.0", "RLDS dataset version (X.Y.Z)."),
-    ExtraOption("rlds_shard_mb", float, 256.0, "Target TFRecord shard size in MB (at most 1024)."),
-    ExtraOption("split", float, 0.0, "Fraction of episodes written to an RLDS `val` split (0: train only)."),
+    ExtraOption("dataset_name", str, "robokit", "Dataset name (snake_case for RLDS): DIR/rlds/<name>/<version>/.",
+                check=dataset_name),
+    ExtraOption("rlds_version", str, "1.0.0", "RLDS dataset version (X.Y.Z).", check=version),
+    ExtraOption("rlds_shard_mb", float, 256.0, "Target TFRecord shard size in MB (at most 1024).",
+                low=0, high=1024, above=True),
+    ExtraOption("split", float, 0.0, "Fraction of episodes written to an RLDS `val` split (0: train only; below 1).",
+                low=0, high=1, check=lambda ratio: split_ratio(ratio)),
     *IMAGE_OPTIONS,
 )
 _DEFAULTS = {o.name: o.default for o in EXTRA_OPTIONS}
 
 
-def val_indices(count: int, ratio: float) -> set[int]:
-    """Input indices of the `val` episodes: round(count·ratio) of them (at least one), spread evenly."""
+def split_ratio(ratio: float) -> float:
+    """Validate the `split` option: the fraction of episodes in the `val` split, below 1 (train is never empty)."""
     if not 0.0 <= ratio < 1.0:
         raise OptionError(f"split {ratio:g}: expected a fraction in [0, 1) for the val split")
+    return ratio
+
+
+def val_indices(count: int, ratio: float) -> set[int]:
+    """Input indices of the `val` episodes: round(count·ratio) of them (at least one), spread evenly."""
+    split_ratio(ratio)
     if ratio == 0.0 or count < 2:
         return set()
     n = min(count - 1, max(1, round(count * ratio)))
@@ -96,13 +107,14 @@ class _Schema:
     poses: dict[str, str]  # channel -> feature key
     quat_order: str
     frame: str
+    action_meaning: ActionMeaning | None = None
 
     @classmethod
     def of(cls, p: PreparedEpisode, options: WriterOptions, settings: _Settings) -> _Schema:
         assert p.action is not None
         return cls(camera_specs(p, settings.image_format), (p.state.name, p.state.names),
                    (p.action.name, p.action.names), {name: pose_key(name) for name in sorted(p.poses)},
-                   options.quat_order, options.frame)
+                   options.quat_order, options.frame, meaning_of(p))
 
     def node(self) -> ft.Node:
         """The features.json root."""
@@ -263,6 +275,8 @@ def _write_metadata(root: Path, settings: _Settings, schema: _Schema, written: d
                     options: WriterOptions) -> None:
     """features.json, then dataset_info.json (last: its presence marks a complete dataset)."""
     (root / FEATURES).write_text(json.dumps(schema.node(), indent=4, sort_keys=True))
+    if schema.action_meaning is not None:  # TFDS keeps free-form dataset metadata in metadata.json
+        (root / METADATA).write_text(json.dumps({"action": schema.action_meaning.to_dict()}, indent=4, sort_keys=True))
     splits = [split_entry(s, [sh.items for sh in shards], num_bytes)
               for s, (shards, num_bytes) in written.items() if shards]
     robot = f" Robot: {options.robot_type}." if options.robot_type else ""

@@ -43,7 +43,8 @@ def test_layout_names_and_exact_split_info(rlds_out: Path, rlds_root: Path) -> N
             assert len(records) == int(count)
             payload += sum(len(r) for r in records)
         assert payload == int(split["numBytes"])
-    assert sorted(p.name for p in rlds_root.iterdir() if p.suffix == ".json") == ["dataset_info.json", "features.json"]
+    assert sorted(p.name for p in rlds_root.iterdir() if p.suffix == ".json") == ["dataset_info.json", "features.json",
+                                                                                         "metadata.json"]
     assert not list(rlds_out.parent.glob(".rlds.partial-*")) and not list(rlds_root.glob(".*"))
 
 
