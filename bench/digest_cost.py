@@ -1,6 +1,7 @@
 """Source digest cost against a conversion of the same recording (the cache key hashes every byte).
 
-Run by hand: `.venv/bin/python bench/digest_cost.py [--seconds 20] [--size 640x480] [--to mcap --to lerobot]`.
+Run by hand: `.venv/bin/python bench/digest_cost.py [--seconds 20] [--size 640x480] [--to mcap --to lerobot]`
+(`--smoke`: tiny sizes, proves the script runs).
 Writes a sample ROS 2 bag, then measures (CPU seconds of this process, best of 3; wall clock in brackets):
 the full-content digest of the bag without its memo, the digest again (memo hit), and `export` of the
 bag to each format with `use_cache=False`, one worker. The target: digest ≤ 10 % of the conversion.
@@ -40,7 +41,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--size", default="640x480")
     parser.add_argument("--to", action="append", default=None)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.seconds, args.size, args.to = 1.0, "64x48", ["mcap"]
     width, height = (int(v) for v in args.size.split("x"))
     work = Path(tempfile.mkdtemp(prefix="robokit-bench-digest-"))
     os.environ["ROBOKIT_CACHE"] = str(work / "cache")
@@ -49,7 +53,8 @@ def main() -> None:
         bag = work / "in" / "episode_000"
         files = sorted(p for p in bag.rglob("*") if p.is_file())
         size = sum(p.stat().st_size for p in files)
-        time.sleep(3.5)  # older than the memo's racy window, so the memo can be used
+        if not args.smoke:
+            time.sleep(3.5)  # older than the memo's racy window, so the memo can be used
         def cold() -> None:
             digest._memo.clear()
             shutil.rmtree(work / "cache" / ".digests", ignore_errors=True)
