@@ -69,7 +69,7 @@ def replay(
     interpolate: Annotated[bool, typer.Option(help="Ramp between actions instead of holding each one (for "
                                                    "datasets exported below the command rate).")] = False,
     tolerance: Annotated[float, typer.Option(help="Exit 1 when a joint's max error exceeds this (rad; m for the "
-                                                  "gripper); `inf` only reports.", min=0.0)] = TOLERANCE,
+                                                  "gripper); `inf` only reports.")] = TOLERANCE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the reports as JSON.")] = False,
 ) -> None:
     """Drive the model with the dataset's actions; report per-joint and end-effector tracking errors.
@@ -77,10 +77,11 @@ def replay(
     A delta action of the state (as the dataset's action metadata says) is replayed as state + delta; exit 1
     when a joint's error exceeds the tolerance.
     """
+    from robokit.errors import OptionError
     from robokit.sim.replay import replay as run
 
-    if tolerance != tolerance:  # NaN would never fail
-        raise typer.BadParameter("must be a number ≥ 0 (or inf)", param_hint="--tolerance")
+    if not tolerance >= 0:  # NaN would pass every comparison
+        raise OptionError(f"tolerance {tolerance}: expected a number of 0 or more (inf only reports)")
     reports = run(dataset, model, action, state, interpolate)
     if as_json:
         typer.echo(json.dumps([r.to_dict() for r in reports], indent=2))
