@@ -90,10 +90,11 @@ def convert(
                                                    "else state).")] = None,
     resample: Annotated[str | None, typer.Option(help="nearest | linear (default: nearest).")] = None,
     cameras: Annotated[list[str] | None,
-                       typer.Option("--camera", help="Camera to keep, repeat for several (default: all).")] = None,
+                       typer.Option("--camera", help="Camera to keep, repeat for several; none for no "
+                                                     "camera (default: all).")] = None,
     state: Annotated[str | None, typer.Option(help="State channel (default: joints/position).")] = None,
-    action: Annotated[str | None, typer.Option(help="Action channel, e.g. joints/position_delta (default: none).")
-                      ] = None,
+    action: Annotated[str | None, typer.Option(
+        help="Action channel, e.g. joints/position_delta (default: the source's recorded action, if any).")] = None,
     poses: Annotated[list[str] | None, typer.Option("--pose", help="Pose channel to export (repeat).")] = None,
     frame: Annotated[str | None, typer.Option(help="Frame convention of poses (default: rayform).")] = None,
     quat_order: Annotated[str | None, typer.Option(help="xyzw | wxyz (default: xyzw).")] = None,

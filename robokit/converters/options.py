@@ -58,9 +58,9 @@ class WriterOptions:
 
     fps: float | None = None  # None: the slowest selected camera's rate, else the state's rate
     resample: Literal["nearest", "linear"] = "nearest"
-    cameras: tuple[str, ...] | None = None  # channel names; None: every camera
+    cameras: tuple[str, ...] | None = None  # channel names; None: every camera; () or ("none",): no camera
     state: str = "joints/position"
-    action: str | None = None  # e.g. "joints/position_delta"
+    action: str | None = None  # e.g. "joints/position_delta"; None: the source's recorded action, if any
     poses: tuple[str, ...] = ()  # pose channels to export as features, e.g. ("tf/tool0",)
     frame: str = "rayform"
     quat_order: str = "xyzw"
@@ -81,8 +81,8 @@ class WriterOptions:
             raise OptionError(f"frame {self.frame!r}: expected one of {', '.join(CONVENTIONS)}")
         if self.quat_order not in QUAT_ORDERS:
             raise OptionError(f"quat_order {self.quat_order!r}: expected one of {', '.join(QUAT_ORDERS)}")
-        if self.cameras is not None:
-            object.__setattr__(self, "cameras", tuple(camera_channel(c) for c in self.cameras))
+        if self.cameras is not None:  # ("none",): export without cameras
+            object.__setattr__(self, "cameras", tuple(camera_channel(c) for c in self.cameras if c != "none"))
         if self.image_size is not None:
             object.__setattr__(self, "image_size", parse_size(self.image_size))
         _check_texts(self)

@@ -318,6 +318,33 @@ def load(
     return col.finish()
 
 
+def split_files(folder: Path) -> list[Path]:
+    """The MCAP files of a folder without metadata.yaml (a split recording), in time order.
+
+    Ordered by each file's first message time (its statistics, else its first message), then by name.
+    Empty when the folder holds no MCAP file or also holds other files (besides hidden ones).
+    """
+    entries = [p for p in folder.iterdir() if not p.name.startswith(".")]
+    if not entries or not all(p.is_file() and p.suffix.lower() == ".mcap" and is_mcap(p) for p in entries):
+        return []
+    return sorted(entries, key=lambda p: (_first_time(p), p.name))
+
+
+def _first_time(path: Path) -> int:
+    """The log time of a file's first message (statistics when indexed, else a linear read); 0 when unknown."""
+    try:
+        with path.open("rb") as f:
+            _, summary, _ = indexed_reader(f)
+            if summary is not None and summary.statistics is not None and summary.statistics.message_count:
+                return int(summary.statistics.message_start_time)
+            f.seek(0)
+            for _, _, message in linear_records(f):
+                return int(message.log_time)
+    except Exception:  # a damaged file sorts first; reading it reports the damage
+        return 0
+    return 0
+
+
 def check_mcap(path: Path) -> None:
     """Raise SourceError unless `path` starts like an MCAP file (magic and a Header record)."""
     try:
@@ -339,7 +366,7 @@ class McapFormat:
                 bag = read_bag_dir(path)
             except SourceError:
                 return False
-            return bag is not None and bag.storage == "mcap"
+            return bag.storage == "mcap" if bag is not None else bool(split_files(path))
         return is_mcap(path)
 
     def read(self, path: Path, options: ReadOptions) -> list[Episode]:
@@ -352,13 +379,16 @@ class McapFormat:
                 "rosbag2-mcap",
                 bag.decompressor(),
             )
+        elif path.is_dir():  # split files without metadata.yaml: one recording
+            files = split_files(path)
+            digested, fmt, decompress = files, "mcap-split", None
         else:
             files, digested, fmt, decompress = [path], [path], "mcap", None
         for f in files:
             check_mcap(f)
         meta = EpisodeMeta(
             source_uri=str(path.resolve()),
-            episode_id=path.name if bag else path.stem,
+            episode_id=path.name if path.is_dir() else path.stem,
             source_version=source_digest(digested),
             source_format=fmt,
         )

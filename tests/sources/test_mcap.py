@@ -112,6 +112,24 @@ def test_split_bag_reads_as_one_episode(tmp_path: Path, bags: Any, ros2_msgs: An
     assert all(np.array_equal(f.array(), bags.front_pixels(i)) for f, i in zip(front.frames(order), order, strict=True))
 
 
+def test_split_files_without_metadata_are_one_recording(tmp_path: Path, bags: Any, ros2_msgs: Any) -> None:
+    """Read in time order whatever the names (`b_0` holds the later half): frames and samples as in one file."""
+    records = bags.scenario(ros2_msgs)
+    cut = bags.T0 + 15 * bags.MS + bags.LAG
+    folder = tmp_path / "split"
+    folder.mkdir()
+    records.sort(key=lambda r: r[2])
+    bags.write_mcap_ros(folder / "a_1.mcap", [r for r in records if r[2] < cut], ros2_msgs.ts)
+    bags.write_mcap_ros(folder / "b_0.mcap", [r for r in records if r[2] >= cut], ros2_msgs.ts)
+    (folder / "a_1.mcap").rename(folder / "c_1.mcap")
+    (ep,) = robokit.open(folder)
+    assert (ep.id, ep.meta.source_format) == ("split", "mcap-split")
+    bags.check_scenario(ep)
+    (folder / "notes.txt").write_text("not a recording")
+    with pytest.raises(SourceError):
+        robokit.open(folder)
+
+
 def test_damaged_chunk_keeps_what_came_before(tmp_path: Path, bags: Any) -> None:
     records = [
         ("/camera/top/image", raw_image(T0 + i * MS, np.full((16, 16, 3), i, np.uint8)), T0 + i * MS) for i in range(20)

@@ -18,6 +18,12 @@ DEFAULT_FEATURES = {
     "index": {"dtype": "int64", "shape": [1], "names": None},
     "task_index": {"dtype": "int64", "shape": [1], "names": None},
 }
+INFO_PATH = "meta/info.json"
+TASKS_PATH = "meta/tasks.parquet"
+EPISODES_DIR = "meta/episodes"
+STATS_PATH = "meta/stats.json"
+V2_TASKS_PATH = "meta/tasks.jsonl"  # v2.1: one {"task_index", "task"} object per line
+V2_EPISODES_PATH = "meta/episodes.jsonl"  # v2.1: one {"episode_index", "tasks", "length"} object per line
 STATE_KEY = "observation.state"
 ACTION_KEY = "action"
 IMAGE_PREFIX = "observation.images."

@@ -212,6 +212,9 @@ def _integer_fps(episodes: Sequence[Episode], options: WriterOptions) -> tuple[f
     if fps is None:
         fps = min((r for r in _default_rates(episodes, options) if r > 0), default=0.0)
     warnings = (f"fps {fps:.3f} rounded to {round(fps)} (LeRobot needs an integer fps)",) if fps != round(fps) else ()
+    if options.fps is None and fps:
+        warnings = (f"fps {max(1, round(fps))} by default: the slowest camera (else state) rate measured is "
+                    f"{fps:.3g} Hz", *warnings)
     return (float(max(1, round(fps))) if fps else None), warnings
 
 
