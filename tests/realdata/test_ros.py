@@ -1,9 +1,9 @@
 """Real ROS 1 bags, ROS 2 bags and MCAP files written by other projects (tests/realdata/ros/SOURCES.md).
 
-Every mapped channel is compared with the source messages read by rosbags itself; three recordings (one
-of each kind, all robots that are not arms) go through `convert` to every episode format and `check`.
-Two recordings are generated stand-ins (conftest, `ros/SOURCES.md` "Gaps"): no permissively licensed rosbag2 MCAP
-with Odometry nor bag with Joy was found.
+Every mapped channel is compared with the source messages read by rosbags itself; four recordings (each
+kind, all robots that are not arms) go through `convert` to every episode format and `check`.
+Two recordings are generated stand-ins (conftest, `ros/SOURCES.md` "Gaps"): no permissively licensed MCAP written by
+rosbag2 with Odometry, nor bag with Joy, was found.
 """
 
 from __future__ import annotations
@@ -65,6 +65,11 @@ CHANNELS: dict[str, dict[str, tuple[str, Row]]] = {
         "turtle1_cmd_vel/twist": ("/turtle1/cmd_vel", _twist),
         "turtle2_cmd_vel/twist": ("/turtle2/cmd_vel", _twist),
     },
+    "robot_localization_jackal.bag": {
+        "jackal_velocity_controller/pose": ("/jackal_velocity_controller/odom", lambda m: _pose(m.pose.pose)),
+        "jackal_velocity_controller/twist": ("/jackal_velocity_controller/odom", lambda m: _twist(m.twist)),
+        "imu/angular_velocity": ("/imu/data", lambda m: _xyz(m.angular_velocity)),
+    },
     "generated_odometry_mcap": {
         "odom/pose": ("/odom", lambda m: _pose(m.pose.pose)),
         "odom/twist": ("/odom", lambda m: _twist(m.twist)),
@@ -86,7 +91,11 @@ CONVERTED = [
     ("plotjuggler_tilt_laser.bag", "position_gps/fix", "velocity/twist", ()),
     ("plotjuggler_rosbag2_test", "pose/pose", "imu/angular_velocity", ("--quat-order", "wxyz")),
     ("generated_odometry_mcap", None, "odom/twist", ()),  # no joints: the state defaults to the odometry pose
+    ("robot_localization_jackal.bag", None, "jackal_velocity_controller/twist", ()),  # the same, a real robot
 ]
+# the state `convert` picks by default when no --state is given: the odometry pose
+DEFAULT_STATE = {"generated_odometry_mcap": "odom/pose",
+                 "robot_localization_jackal.bag": "jackal_velocity_controller/pose"}
 FORMATS = ("lerobot", "rlds", "webdataset", "mcap", "viam-binary")
 
 
@@ -158,7 +167,7 @@ def test_convert_every_format_and_check(tmp_path: Path, name: str, state: str | 
     assert main(["check", str(out)]) == 0
 
     (ep,) = robokit.open(path)
-    state = state or "odom/pose"
+    state = state or DEFAULT_STATE[name]
     topic, row = {**CHANNELS[name]}[state]
     source = ep.streams[state]
     assert isinstance(source, NumericStream | PoseStream) and source.origin is not None
