@@ -92,3 +92,14 @@ def test_lerobot_video_change_changes_the_source_version(lerobot_root: Path, tmp
     data[len(data) // 2] ^= 0xFF
     video.write_bytes(data)
     assert robokit.open(root)[0].meta.source_version != before
+
+
+def test_lerobot_structural_check_refuses_template_escapes(lerobot_root: Path, tmp_path: Path) -> None:
+    from robokit.converters.lerobot.check import _structure
+
+    root = _copy(lerobot_root, tmp_path)
+    _set_info(root, video_path="{video_key.__class__.__init__.__globals__}.mp4")
+    assert any("video_path" in p and "not allowed" in p for p in _structure(root))
+    _set_info(root, video_path=json.loads((lerobot_root / "meta" / "info.json").read_text())["video_path"],
+              data_path="../../{chunk_index}.parquet")
+    assert any("outside the dataset folder" in p for p in _structure(root))

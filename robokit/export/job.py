@@ -296,7 +296,7 @@ def export(
         if opts.overwrite:
             check_inputs([i.data_path for i in items], [dest_path / n for n in [*formats, *earlier]])
         inputs = read_items(items, task, note, verify)
-        keys = {name: cache_key(name, {**_options_record(opts), **_out_record(name, dest_path)},
+        keys = {name: cache_key(name, {**_options_record(opts), **_out_record(name, dest_path), "verify": verify},
                                 _format_sources(inputs.episodes) + _scene_sources(inputs.scene_paths), __version__)
                 for name in formats}
         format_reports: dict[str, FormatReport] = {}

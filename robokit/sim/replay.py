@@ -3,8 +3,8 @@
 The dataset (LeRobot, RLDS, MCAP: anything `robokit.open` reads) gives per episode a state channel, an
 action channel and, when exported, the tool and cube poses. Absolute actions are joint targets; a delta of
 the state (`joints/position_delta`, as the dataset's action metadata or the channel name says) is integrated
-into targets (state + delta); other actions (velocities, deltas of another channel) are refused. The model starts in
-the first recorded state (the cube at its first recorded pose), each action is held until the next one (as
+into targets (state + delta); other actions (velocities, deltas of another channel) are refused. The model
+starts in the first recorded state (the cube at its first recorded pose), each action is held until the next one (as
 a policy running at the dataset's rate would), and the simulated joints and tool pose are compared with the
 recorded ones at every state sample. Small errors show that actions, joint order, timing and frame
 conventions survived the export.

@@ -43,6 +43,7 @@ class Collector:
         self.topics: dict[str, _Topic] = {}
         self.warnings: list[str] = []
         self.losses: list[Loss] = []
+        self.deliberate: set[str] = set()  # topics skipped on purpose (not losses)
         self.renames: dict[str, dict[str, str]] = {}  # topic → {default channel name: channel name}
 
     def declare(self, topic: str, msgtype: str) -> bool:
@@ -64,9 +65,11 @@ class Collector:
         """Topics whose messages must be read (the others are counted from the recording's index)."""
         return [t.topic for t in self.topics.values() if not t.reason]
 
-    def reject(self, topic: str, reason: str) -> None:
-        """Skip a whole topic, e.g. when its schema does not parse."""
+    def reject(self, topic: str, reason: str, deliberate: bool = False) -> None:
+        """Skip a whole topic, e.g. when its schema does not parse (a loss unless `deliberate`)."""
         self.topics[topic].reason = reason
+        if deliberate:
+            self.deliberate.add(topic)
 
     def rename(self, topic: str, names: Mapping[str, str]) -> None:
         """Channel names the recording itself gives a topic's streams (a user mapping still wins)."""
@@ -131,6 +134,8 @@ class Collector:
             b = t.builder
             if b is None or t.reason:
                 skip(t, t.reason, t.count)
+                if b is not None and t.count and t.topic not in self.deliberate:  # a mapped topic lost whole
+                    self.losses.append(Loss(t.topic, t.reason, t.count))
                 continue
             if t.failed:
                 skip(t, f"{t.failed} of {t.count} messages failed to decode ({t.error})", t.failed)

@@ -6,6 +6,7 @@ Unfinished files (no summary or chunk index) are read by a linear scan.
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Callable, Collection, Generator, Sequence
 from functools import partial
 from pathlib import Path
@@ -15,7 +16,7 @@ import numpy as np
 from mcap._message_queue import make_message_queue
 from mcap.data_stream import ReadDataStream
 from mcap.reader import McapReader, make_reader
-from mcap.records import Channel, Chunk, ChunkIndex, Message, Schema
+from mcap.records import Channel, Chunk, ChunkIndex, DataEnd, Message, Schema
 from mcap.stream_reader import StreamReader, breakup_chunk
 from mcap.summary import Summary
 from mcap_protobuf.decoder import DecoderFactory as ProtobufDecoderFactory
@@ -84,14 +85,38 @@ class _Decoders:
         return decode
 
 
-def indexed_reader(f: IO[bytes]) -> tuple[McapReader | None, Summary | None, str]:
-    """A reader and summary when the file can be read through its index, else why a linear scan is needed."""
+def _summary_crc_mismatch(f: IO[bytes]) -> str:
+    """Why the summary section fails its footer CRC ("" when it matches or the writer recorded none)."""
+    end = f.seek(0, 2) - len(MCAP_MAGIC)
+    if end < 29 + len(MCAP_MAGIC):
+        return ""
+    f.seek(end - 29)  # the footer record: opcode, length, summary_start, summary_offset_start, summary_crc
+    footer = f.read(29)
+    start, expected = int.from_bytes(footer[9:17], "little"), int.from_bytes(footer[25:29], "little")
+    if footer[0] != 0x02 or not start or not expected or start > end - 4:
+        return ""
+    f.seek(start)
+    crc, left = 0, end - 4 - start
+    while left > 0:
+        block = f.read(min(left, 1 << 20))
+        if not block:
+            break
+        crc, left = zlib.crc32(block, crc), left - len(block)
+    return "" if crc == expected else f"summary section fails its CRC ({crc:#010x}, footer says {expected:#010x})"
+
+
+def indexed_reader(f: IO[bytes], verify: bool = True) -> tuple[McapReader | None, Summary | None, str]:
+    """A reader and summary when the file can be read through its index, else why a linear scan is needed.
+
+    With `verify`, a summary that fails its CRC is not trusted (the chunks carry their own copies)."""
     f.seek(0, 2)
     if f.tell() < 2 * len(MCAP_MAGIC):
         return None, None, "file too short for an MCAP footer"
     f.seek(-len(MCAP_MAGIC), 2)
     if f.read(len(MCAP_MAGIC)) != MCAP_MAGIC:
         return None, None, "no footer (unfinished or truncated recording)"
+    if verify and (why := _summary_crc_mismatch(f)):
+        return None, None, why
     f.seek(0)
     try:
         reader = make_reader(f)
@@ -135,6 +160,8 @@ def linear_records(
     count = 0
     try:
         for outer in StreamReader(f, emit_chunks=True).records:
+            if isinstance(outer, DataEnd):  # the summary after it repeats what the data section held
+                return
             if isinstance(outer, Chunk):  # the offset where the chunk record began: its end minus its size
                 offset = f.tell() - (9 + 40 + len(outer.compression.encode()) + len(outer.data))
                 inner = _chunk_records(f, offset, outer, verify, warn)
@@ -213,7 +240,7 @@ def _index_file(path: Path, col: Collector, decoders: _Decoders, verify: bool, c
         by_channel[channel.id] = None
         if col.declare(channel.topic, channel_type(schema)):
             if DERIVED_KEY in channel.metadata:
-                col.reject(channel.topic, f"derived by robokit: {channel.metadata[DERIVED_KEY]}")
+                col.reject(channel.topic, f"derived by robokit: {channel.metadata[DERIVED_KEY]}", deliberate=True)
                 return
             if CHANNELS_KEY in channel.metadata:
                 col.rename(channel.topic, _channel_names(channel))
@@ -229,7 +256,7 @@ def _index_file(path: Path, col: Collector, decoders: _Decoders, verify: bool, c
         col.lose("", f"{path.name}: {what}")
 
     with path.open("rb") as f:
-        reader, summary, why = indexed_reader(f)
+        reader, summary, why = indexed_reader(f, verify)
         if reader is None or summary is None:
             col.warnings.append(f"{path.name}: {why}; read by a linear scan")
             for _, channel, message in linear_records(f, declare, lost, verify):
@@ -274,7 +301,7 @@ def scan_topic(files: Sequence[Path], verify: bool, topic: str, start: int | Non
     """The topic's messages in index-pass order (damaged chunks skipped alike), from log time `start` on."""
     for path in files:
         with path.open("rb") as f:
-            _, summary, _ = indexed_reader(f)
+            _, summary, _ = indexed_reader(f, verify)
             if summary is not None:
                 yield from indexed_messages(f, summary, [topic], start, verify)
                 continue

@@ -139,3 +139,18 @@ def test_an_unfinished_mcap_fails(datasets: Path, tmp_path: Path, capsys: pytest
     victim.write_bytes(victim.read_bytes()[:-200])  # the summary and footer cut off
     assert main(["check", str(copy)]) == 1
     assert "not a finished MCAP" in capsys.readouterr().out
+
+
+@pytest.mark.conformance
+def test_strict_passes_with_lerobot_and_it_loads_the_action_meaning(datasets: Path, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the lerobot environment: the real consumer validates, and reads the action's meaning."""
+    dataset_module = pytest.importorskip("lerobot.datasets.lerobot_dataset")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    assert main(["check", "--strict", str(datasets / "lerobot")]) == 0
+    ds = dataset_module.LeRobotDataset("robokit/check", root=datasets / "lerobot")
+    info = ds.meta.features["action"]["info"]
+    assert (info["kind"], info["source"], info["channel"]) == ("delta", "joints/position", "joints/position_delta")
+    assert ds[0]["action"].shape == (2,)
+

@@ -68,3 +68,16 @@ def test_out_may_be_a_url(sample_bag: Path, capsys: pytest.CaptureFixture[str]) 
     assert fsspec.filesystem("memory").exists("/robokit-cli/out/mcap/episode_000.mcap")
     assert main(["convert", str(sample_bag), "--to", "mcap", "--out", "s4://bucket/out"]) == 2
     assert "unknown file system protocol 's4'" in capsys.readouterr().err
+
+
+def test_overwrite_never_replaces_an_input(sample_bag: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                           ) -> None:
+    out = tmp_path / "out"
+    assert main(["convert", str(sample_bag), "--to", "mcap", "--out", str(out), "--fps", "10", "--no-cache"]) == 0
+    (source,) = (out / "mcap").glob("*.mcap")
+    before = source.read_bytes()
+    capsys.readouterr()
+    code = main(["convert", str(source), "--to", "mcap", "--out", str(out), "--overwrite", "--no-cache"])
+    err = capsys.readouterr().err
+    assert code != 0 and "lies inside" in err and "Traceback" not in err
+    assert source.read_bytes() == before

@@ -118,3 +118,22 @@ def test_cut_ros1_bag_keeps_its_intact_chunks(tmp_path: Path, bags: Any, ros1_ms
     assert not ep.complete and ep.losses[0].messages is None
     front = ep["front/rgb"]
     assert len(front) > 0 and all(np.array_equal(f.array(), bags.front_pixels(i)) for i, f in enumerate(front.frames()))
+
+
+def test_a_mapped_topic_whose_schema_is_damaged_is_a_loss(tmp_path: Path, bags: Any, ros2_msgs: Any) -> None:
+    path = bags.write_mcap_ros(tmp_path / "run.mcap", joint_records(bags, ros2_msgs, 5), ros2_msgs.ts)
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"float64[] position", b"float64[] pos!tion", 1))  # the schema no longer parses
+    ep = bags.open_one(path, verify=False)  # (verified, the summary fails its CRC and the chunks' copy is used)
+    assert not ep.streams and [(x.topic, x.messages) for x in ep.losses] == [("/joint_states", 5)]
+
+
+def test_mcap_summary_failing_its_crc_is_not_trusted(tmp_path: Path, bags: Any, ros2_msgs: Any) -> None:
+    path = bags.write_mcap_ros(tmp_path / "run.mcap", joint_records(bags, ros2_msgs, 5), ros2_msgs.ts)
+    data = path.read_bytes()
+    at = data.rindex(b"sensor_msgs/msg/JointState")  # the summary's copy of the schema
+    path.write_bytes(data[:at] + b"sensor_msgs/msg/JointStatf" + data[at + 26 :])
+    ep = bags.open_one(path)
+    assert any("summary section fails its CRC" in w for w in ep.warnings)
+    assert len(ep["joints/position"]) == 5 and ep.complete  # read from the chunks' own (checked) copies
+    assert "joints/position" not in bags.open_one(path, verify=False).streams  # trusted, the type is unknown

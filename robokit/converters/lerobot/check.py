@@ -12,6 +12,8 @@ import av
 import pyarrow.parquet as pq
 
 from robokit.converters.consumers import LEROBOT
+from robokit.errors import SourceError
+from robokit.paths import template_path
 
 REQUIRED_META = ("meta/info.json", "meta/stats.json", "meta/tasks.parquet")
 REQUIRED_INFO = ("codebase_version", "fps", "features", "total_episodes", "total_frames", "data_path")
@@ -31,8 +33,9 @@ def _required(root: Path, info: dict[str, Any]) -> list[str]:
 def _data_files(root: Path, info: dict[str, Any], episodes: list[dict[str, Any]]) -> list[str]:
     """Every data file an episode row points at exists."""
     wanted = {(e.get("data/chunk_index"), e.get("data/file_index")) for e in episodes}
-    paths = sorted({info["data_path"].format(chunk_index=c, file_index=f) for c, f in wanted if c is not None})
-    return [f"missing {path} (named by meta/episodes)" for path in paths if not (root / path).is_file()]
+    paths = sorted({template_path(root, info["data_path"], {"chunk_index": c, "file_index": f}, "info.json data_path")
+                    for c, f in wanted if c is not None})
+    return [f"missing {path.relative_to(root)} (named by meta/episodes)" for path in paths if not path.is_file()]
 
 
 def _structure(root: Path) -> list[str]:
@@ -48,6 +51,8 @@ def _structure(root: Path) -> list[str]:
         return _contents(root, info)
     except (KeyError, ValueError, OSError) as exc:  # a missing column or field, an unreadable file
         return [f"unreadable metadata: {type(exc).__name__}: {exc}"]
+    except SourceError as exc:  # a path template leaving the dataset or reaching into objects
+        return [str(exc)]
 
 
 def _contents(root: Path, info: dict[str, Any]) -> list[str]:
@@ -66,8 +71,9 @@ def _contents(root: Path, info: dict[str, Any]) -> list[str]:
         if feature["dtype"] != "video":
             continue
         for e in episodes:
-            path = root / info["video_path"].format(video_key=key, chunk_index=e[f"videos/{key}/chunk_index"],
-                                                    file_index=e[f"videos/{key}/file_index"])
+            fields = {"video_key": key, "chunk_index": e[f"videos/{key}/chunk_index"],
+                      "file_index": e[f"videos/{key}/file_index"]}
+            path = template_path(root, info["video_path"], fields, "info.json video_path")
             if not path.is_file():
                 problems.append(f"missing video {path.relative_to(root)}")
                 continue
