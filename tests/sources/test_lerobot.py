@@ -107,8 +107,8 @@ def test_image_features_are_cameras_whatever_their_key(tmp_path: Path) -> None:
 
     from PIL import Image
 
-    root = tmp_path / "so101"
-    shutil.copytree(Path(__file__).parents[1] / "realdata" / "lerobot" / "so101_record_test_v30", root)
+    root = tmp_path / "apple"
+    shutil.copytree(Path(__file__).parents[1] / "realdata" / "lerobot" / "reachy2_apple_storage_v30", root)
     data = root / "data" / "chunk-000" / "file-000.parquet"
     table = pq.read_table(data)
 
@@ -126,5 +126,5 @@ def test_image_features_are_cameras_whatever_their_key(tmp_path: Path) -> None:
     (root / "meta" / "info.json").write_text(json.dumps(info))
     ep = robokit.open(root)[1]
     cam = ep["wrist/rgb"]
-    assert isinstance(cam, ImageStream) and (cam.width, cam.height) == (8, 6) and len(cam) == 374
-    assert [int(cam.frame(i).array()[0, 0, 0]) for i in (200, 5, 373)] == [200, 5, 373 % 256]
+    assert isinstance(cam, ImageStream) and (cam.width, cam.height) == (8, 6) and len(cam) == 300
+    assert [int(cam.frame(i).array()[0, 0, 0]) for i in (200, 5, 299)] == [200, 5, 299 % 256]
