@@ -1,0 +1,59 @@
+"""HDF5 demonstration files (robomimic / Isaac Lab Mimic, LIBERO, ALOHA / ACT) as lazy timeline episodes.
+
+The HDF5 signature picks this reader, the groups inside pick the layout; a file in no known layout is a
+SourceError listing its datasets. A folder of HDF5 files gives their episodes in natural order
+(episode_2 before episode_10). Numeric datasets are read whole when an episode loads (they are small);
+images stay in the file and are read one row at a time. HDF5 demonstrations store no clock: steps are
+placed at `index / rate` from 0, with a warning.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+from robokit.errors import SourceError
+from robokit.sources.hdf5 import aloha, robomimic
+from robokit.sources.hdf5.common import hdf5_files, is_hdf5, opened, unknown_layout
+from robokit.sources.registry import ReadOptions
+from robokit.timeline import Episode, EpisodeMeta
+from robokit.timeline.episode import LoadedWithLosses
+
+
+def read_file(path: Path, options: ReadOptions) -> list[Episode]:
+    """The episodes of one HDF5 file, by its layout."""
+    with opened(path) as f:
+        if robomimic.matches(f):
+            return robomimic.read(path, f, options.mapping)
+        if aloha.matches(f):
+            return aloha.read(path, f, options.mapping)
+        raise unknown_layout(path, f)
+
+
+def _failed(error: SourceError) -> LoadedWithLosses:
+    raise error
+
+
+class Hdf5Reader:
+    """An HDF5 file, or a folder of them (one bad file there fails its own episode, not the folder)."""
+
+    name = "hdf5"
+    description = "HDF5 demonstrations (robomimic, LIBERO, ALOHA/ACT; a file or a folder of files)"
+
+    def sniff(self, path: Path) -> bool:
+        return is_hdf5(path) or (path.is_dir() and bool(hdf5_files(path)))
+
+    def read(self, path: Path, options: ReadOptions) -> list[Episode]:
+        if not path.is_dir():
+            return read_file(path, options)
+        episodes: list[Episode] = []
+        for file in hdf5_files(path):
+            try:
+                episodes.extend(read_file(file, options))
+            except SourceError as err:
+                meta = EpisodeMeta(source_uri=str(file.resolve()), episode_id=file.stem, source_format="hdf5")
+                episodes.append(Episode(meta, loader=partial(_failed, err)))
+        return episodes
+
+
+HDF5_READER = Hdf5Reader()
