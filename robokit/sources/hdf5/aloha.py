@@ -16,7 +16,7 @@ import h5py
 import numpy as np
 
 from robokit.digest import source_digest
-from robokit.sources.hdf5.common import Steps, camera, datasets, grid, grid_warning, is_numeric, numeric, opened
+from robokit.sources.hdf5.common import Steps, camera, datasets, grid, grid_warning, numeric, opened, unusable
 from robokit.sources.naming import lookup
 from robokit.timeline import Episode, EpisodeMeta, Loss, SkippedTopic, Stream
 from robokit.timeline.episode import LoadedWithLosses
@@ -57,9 +57,8 @@ def _streams(path: Path, mapping: Mapping[str, str]) -> LoadedWithLosses:
             image = rel.startswith("observations/images/")
             if image and ("depth" in rel.rsplit("/", 1)[-1] or ds.dtype != np.uint8):
                 skipped.append(SkippedTopic(ds.name, "hdf5/depth", "depth images are not read yet", len(ds)))
-            elif ds.ndim == 0 or not (image or is_numeric(ds)):
-                skipped.append(SkippedTopic(ds.name, f"hdf5/{ds.dtype}", "not a numeric array per step",
-                                            int(ds.shape[0]) if ds.ndim else 1))
+            elif not image and (why := unusable(ds)):
+                skipped.append(SkippedTopic(ds.name, f"hdf5/{ds.dtype}", why, int(ds.shape[0]) if ds.ndim else 1))
             else:
                 usable[rel] = ds
         n = Steps(path, "/").length({k: len(ds) for k, ds in usable.items()}, warnings, losses)

@@ -93,8 +93,13 @@ def json_attr(path: Path, node: h5py.Group, name: str) -> dict[str, Any]:
     return value
 
 
-def is_numeric(ds: h5py.Dataset) -> bool:
-    return ds.dtype.kind in "biuf" and ds.ndim >= 1
+def unusable(ds: h5py.Dataset) -> str:
+    """Why a dataset cannot be a numeric channel ("" when it can): one row of numbers per step is needed."""
+    if ds.ndim == 0 or ds.dtype.kind not in "biuf":
+        return "not a numeric array per step"
+    if 0 in ds.shape[1:]:
+        return f"no values per step (shape {tuple(ds.shape)})"
+    return ""
 
 
 def datasets(group: h5py.Group, prefix: str = "") -> Iterator[tuple[str, h5py.Dataset]]:
@@ -154,7 +159,7 @@ def numeric(path: Path, ds: h5py.Dataset, channel: str, times: np.ndarray,
             names: tuple[str, ...] = ()) -> NumericStream:
     """A (T, D) numeric stream of the first len(times) rows of `ds` (trailing axes flattened)."""
     n = len(times)
-    values = read_array(path, ds)[:n].reshape(n, -1).astype(np.float64)
+    values = read_array(path, ds)[:n].reshape(n, int(np.prod(ds.shape[1:]))).astype(np.float64)
     names = names if len(names) == values.shape[1] else ()
     return NumericStream(channel, times, origin=StreamOrigin(ds.name, f"hdf5/{ds.dtype}", "grid"),
                          values=values, names=names)

@@ -1,9 +1,10 @@
 """robomimic / Isaac Lab Mimic and LIBERO files: `data/demo_N/{obs/*, actions, rewards, dones, states}`.
 
-One episode per demo in numeric order. The rate is `data@env_args` → `env_kwargs.control_freq`, else 20 Hz
-(robosuite's default) with a warning. `mask/<filter>` lists of demo names become episode tags (`split`
-is train/valid/test when the demo is in one of those, `filters` lists every filter). LIBERO's
-`data@problem_info` → `language_instruction` is each episode's task.
+One episode per demo in numeric order. The rate is `data@env_args` → `env_kwargs.control_freq`
+(robosuite's own demo files: `data@env_info` → `control_freq`), else 20 Hz (robosuite's default) with a
+warning. `mask/<filter>` lists of demo names become episode tags (`split` is train/valid/test when the
+demo is in one of those, `filters` lists every filter). LIBERO's `data@problem_info` →
+`language_instruction` is each episode's task.
 """
 
 from __future__ import annotations
@@ -24,12 +25,12 @@ from robokit.sources.hdf5.common import (
     datasets,
     grid,
     grid_warning,
-    is_numeric,
     json_attr,
     natural_key,
     numeric,
     opened,
     read_array,
+    unusable,
 )
 from robokit.sources.naming import lookup
 from robokit.timeline import Episode, EpisodeMeta, Loss, PoseStream, SkippedTopic, Stream, StreamOrigin
@@ -99,6 +100,9 @@ def read(path: Path, f: h5py.File, mapping: Mapping[str, str]) -> list[Episode]:
     """Lazy episodes, one per demo of `data` in numeric order."""
     data = f["data"]
     env_args = json_attr(path, data, "env_args")
+    if not env_args and "env_info" in data.attrs:  # robosuite's own demo files (what robomimic converts from)
+        info = json_attr(path, data, "env_info")
+        env_args = {"env_name": info.get("env_name", ""), "env_kwargs": info}
     problem = json_attr(path, data, "problem_info")
     demos = sorted((k for k in data if isinstance(data.get(k), h5py.Group)), key=natural_key)
     libero = bool(problem) or any(k.endswith("_rgb") or k == "joint_states"
@@ -161,8 +165,8 @@ def _streams(path: Path, demo: str, rate: float, file_warnings: tuple[str, ...],
                 next_obs += 1
             elif rel.startswith("obs/") and rel.endswith("_depth"):
                 skipped.append(SkippedTopic(ds.name, "hdf5/depth", "depth images are not read yet", _rows(ds)))
-            elif ds.ndim == 0 or not (is_numeric(ds) or _is_image(rel, ds)):
-                skipped.append(SkippedTopic(ds.name, f"hdf5/{ds.dtype}", "not a numeric array per step", _rows(ds)))
+            elif (why := unusable(ds)) and not _is_image(rel, ds):
+                skipped.append(SkippedTopic(ds.name, f"hdf5/{ds.dtype}", why, _rows(ds)))
             else:
                 usable[rel] = ds
         if next_obs:
