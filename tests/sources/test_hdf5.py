@@ -326,3 +326,30 @@ def test_truncated_file_and_bad_jpeg_are_source_errors(tmp_path: Path, capsys: p
     assert len(episodes[0]["joints/position"]) == 4
     with pytest.raises(SourceError, match="episode_1"):
         _ = episodes[1].streams
+
+
+def test_robomimic_valid_mask_becomes_the_rlds_val_split(tmp_path: Path) -> None:
+    path = tmp_path / "lift.hdf5"
+    write_robomimic(path, {"demo_0": 3, "demo_1": 3, "demo_2": 3}, env_args={"env_kwargs": {"control_freq": 20}})
+    with h5py.File(path, "a") as f:
+        f["mask/train"] = np.array([b"demo_0", b"demo_2"])
+        f["mask/valid"] = np.array([b"demo_1"])
+    out = tmp_path / "out"
+    assert main(["convert", str(path), "--to", "rlds", "--out", str(out), "--camera", "none", "--fps", "20",
+                 "--no-cache", "--workers", "1"]) == 0
+    info = json.loads(next((out / "rlds").rglob("dataset_info.json")).read_text())
+    lengths = {s["name"]: sum(int(n) for n in s["shardLengths"]) for s in info["splits"]}
+    assert lengths == {"train": 2, "val": 1}
+
+
+def test_mapping_renames_datasets_of_known_layouts(tmp_path: Path) -> None:
+    path = tmp_path / "demo.hdf5"
+    written = write_robomimic(path, {"demo_0": 3})
+    ep = robokit.open(path, mapping={"obs/object": "object/state", "obs/agentview_image": "scene"})[0]
+    assert np.array_equal(_values(ep["object/state"]), written["demo_0"]["obs/object"])
+    assert "obs/object" not in ep.streams and "agentview/rgb" not in ep.streams
+    assert isinstance(ep["scene/rgb"], ImageStream)
+    aloha = tmp_path / "episode_0.hdf5"
+    src = write_aloha(aloha, 3, compress=False, cams=("cam_high",))
+    ep = robokit.open(aloha, mapping={"/observations/qpos": "arm/position"})[0]
+    assert np.array_equal(_values(ep["arm/position"]), src["qpos"])

@@ -16,7 +16,17 @@ import h5py
 import numpy as np
 
 from robokit.digest import source_digest
-from robokit.sources.hdf5.common import Steps, camera, datasets, grid, grid_warning, numeric, opened, unusable
+from robokit.sources.hdf5.common import (
+    Steps,
+    camera,
+    camera_channel,
+    datasets,
+    grid,
+    grid_warning,
+    numeric,
+    opened,
+    unusable,
+)
 from robokit.sources.naming import lookup
 from robokit.timeline import Episode, EpisodeMeta, Loss, SkippedTopic, Stream
 from robokit.timeline.episode import LoadedWithLosses
@@ -66,8 +76,8 @@ def _streams(path: Path, mapping: Mapping[str, str]) -> LoadedWithLosses:
         streams: dict[str, Stream] = {}
         for rel, ds in usable.items():
             user = lookup(mapping, rel)
-            if rel.startswith("observations/images/") and not user:
-                name = f"{rel.removeprefix('observations/images/').replace('/', '_')}/rgb"
+            if rel.startswith("observations/images/"):
+                name = camera_channel(user, rel.removeprefix("observations/images/").replace("/", "_"))
                 streams[name] = camera(path, ds, name, times, encoded=ds.ndim == 2)
             else:
                 name = user or _CHANNELS.get(rel) or rel.replace("observations/", "obs/", 1)

@@ -198,6 +198,13 @@ class DatasetFrames:
                     yield Frame("raw", pixels=row[..., 0] if row.ndim == 3 and row.shape[2] == 1 else row)
 
 
+def camera_channel(user: str | None, default: str) -> str:
+    """A camera's channel: the user's mapping (a bare name gets `/rgb`), else `<default>/rgb`."""
+    if user:
+        return user if "/" in user else f"{user}/rgb"
+    return f"{default}/rgb"
+
+
 def camera(path: Path, ds: h5py.Dataset, channel: str, times: np.ndarray, encoded: bool) -> ImageStream:
     """A lazy camera stream over the first len(times) rows of an image dataset (raw or padded encoded bytes)."""
     source = DatasetFrames(path, ds.name, encoded)

@@ -22,6 +22,7 @@ from robokit.errors import SourceError
 from robokit.sources.hdf5.common import (
     Steps,
     camera,
+    camera_channel,
     datasets,
     grid,
     grid_warning,
@@ -184,8 +185,8 @@ def _streams(path: Path, demo: str, rate: float, file_warnings: tuple[str, ...],
             if len(ds) < n or (len(ds) > n and not rel.startswith(_PER_STEP)):
                 skipped.append(SkippedTopic(ds.name, f"hdf5/{ds.dtype}", f"{len(ds)} rows, not one per step ({n})",
                                             len(ds)))
-            elif _is_image(rel, ds) and not lookup(mapping, rel):
-                name = f"{_camera_name(rel.removeprefix('obs/'))}/rgb"
+            elif _is_image(rel, ds):
+                name = camera_channel(lookup(mapping, rel), _camera_name(rel.removeprefix("obs/")))
                 streams[name] = camera(path, ds, name, times, encoded=False)
             else:
                 name = lookup(mapping, rel) or _channel(rel)
