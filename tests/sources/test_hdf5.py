@@ -353,3 +353,40 @@ def test_mapping_renames_datasets_of_known_layouts(tmp_path: Path) -> None:
     src = write_aloha(aloha, 3, compress=False, cams=("cam_high",))
     ep = robokit.open(aloha, mapping={"/observations/qpos": "arm/position"})[0]
     assert np.array_equal(_values(ep["arm/position"]), src["qpos"])
+
+
+def test_compressed_datasets_open_through_hdf5plugin(tmp_path: Path) -> None:
+    hdf5plugin = pytest.importorskip("hdf5plugin")
+    path = tmp_path / "episode_0.hdf5"
+    src = write_aloha(path, 4, compress=False, cams=())
+    pixels = _rng(5).integers(0, 255, (4, H, W, 3), dtype=np.uint8)
+    with h5py.File(path, "a") as f:
+        del f["observations/qpos"]
+        f.create_dataset("observations/qpos", data=src["qpos"], chunks=(2, 14), **hdf5plugin.Zstd())
+        f.create_dataset("observations/images/cam_high", data=pixels, chunks=(1, H, W, 3), **hdf5plugin.Blosc())
+    ep = robokit.open(path)[0]
+    assert np.array_equal(_values(ep["joints/position"]), src["qpos"])
+    assert all(np.array_equal(f.array(), pixels[i]) for i, f in enumerate(ep["cam_high/rgb"].frames()))  # type: ignore[union-attr]
+
+
+@pytest.mark.conformance
+def test_lerobot_loads_an_aloha_conversion_with_the_recorded_values(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    folder = tmp_path / "aloha"
+    folder.mkdir()
+    sources = [write_aloha(folder / f"episode_{i}.hdf5", 5, compress=True, seed=i) for i in range(2)]
+    out = tmp_path / "out"
+    assert main(["convert", str(folder), "--to", "lerobot", "--out", str(out), "--fps", "50", "--no-cache",
+                 "--workers", "1"]) == 0
+    ds = LeRobotDataset("robokit/aloha", root=out / "lerobot")
+    assert ds.num_episodes == 2 and ds.num_frames == 10
+    states, actions = np.vstack([s["qpos"] for s in sources]), np.vstack([s["action"] for s in sources])
+    for i in range(ds.num_frames):
+        item = ds[i]
+        assert np.allclose(item["observation.state"].numpy(), states[i], atol=1e-6)
+        assert np.allclose(item["action"].numpy(), actions[i], atol=1e-6)
+        assert tuple(item["observation.images.cam_high"].shape) == (3, H, W)

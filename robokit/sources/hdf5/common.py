@@ -5,19 +5,23 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import h5py
-import hdf5plugin  # noqa: F401  (registers the Blosc/LZ4/Zstd/Bitshuffle filters so compressed datasets open)
 import numpy as np
 
 from robokit.converters.images import frame_layout
 from robokit.errors import SourceError
 from robokit.sources.rlds import encoded_frame
 from robokit.timeline import Frame, ImageStream, Loss, NumericStream, StreamOrigin
+
+# hdf5plugin registers the Blosc/LZ4/Zstd/Bitshuffle filters so compressed datasets open; it is a dependency,
+# and where it is missing such datasets fail with h5py's error naming the filter.
+with suppress(ImportError):
+    import hdf5plugin  # noqa: F401
 
 HDF5_MAGIC = b"\x89HDF\r\n\x1a\n"
 SUFFIXES = (".hdf5", ".h5", ".he5", ".hdf")
