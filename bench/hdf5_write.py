@@ -1,7 +1,7 @@
 """HDF5 → LeRobot: speed and peak memory converting ALOHA-like episode files (raw 480x640 images, 4 cameras).
 
 Run by hand (the issue's target: a file over 1 GB converts under 600 MiB resident in total):
-    .venv/bin/python bench/hdf5_write.py [--gb 1.1 --episodes 1 --workers 1]
+    .venv/bin/python bench/hdf5_write.py [--gb 1.1 --episodes 1 --workers 1 --codec av1]
 The files are written frame by frame (the benchmark itself stays small); `robokit convert --no-cache` runs
 in a process of its own and the resident memory of it and all its children is summed every 20 ms.
 """
@@ -76,11 +76,11 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def convert(folder: Path, out: Path, workers: int) -> tuple[float, int, int]:
+def convert(folder: Path, out: Path, workers: int, codec: str) -> tuple[float, int, int]:
     """(seconds, peak summed RSS bytes, exit code) of `robokit convert folder --to lerobot`."""
     code = "import sys; from robokit.cli import main; sys.exit(main(sys.argv[1:]))"
     cmd = [sys.executable, "-c", code, "convert", str(folder), "--to", "lerobot", "--out", str(out),
-           "--fps", str(FPS), "--no-cache", "--workers", str(workers)]
+           "--fps", str(FPS), "--no-cache", "--workers", str(workers), "--codec", codec]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     peak = 0
@@ -99,6 +99,7 @@ def main() -> None:
     ap.add_argument("--episodes", type=int, default=1)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--size", default="640x480", help="image width x height")
+    ap.add_argument("--codec", default="av1", choices=("av1", "h264"), help="LeRobot video codec")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = ap.parse_args()
     w, h = (int(v) for v in args.size.split("x"))
@@ -112,7 +113,7 @@ def main() -> None:
         for ep in range(args.episodes):
             write_episode(folder / f"episode_{ep}.hdf5", ep, frames, h, w)
         size = sum(p.stat().st_size for p in folder.iterdir())
-        seconds, peak, code = convert(folder, work / "out", args.workers)
+        seconds, peak, code = convert(folder, work / "out", args.workers, args.codec)
         if code != 0:
             raise SystemExit(f"robokit convert exited {code}")
         info = json.loads((work / "out" / "lerobot" / "meta" / "info.json").read_text())
@@ -122,7 +123,7 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{args.episodes} ALOHA episode(s) x {frames} frames x {len(CAMERAS)} cameras at {w}x{h} raw, "
-          f"{size / 1e9:.2f} GB of HDF5, workers {args.workers}")
+          f"{size / 1e9:.2f} GB of HDF5, workers {args.workers}, {args.codec}")
     print(f"{'frames/s':>10}{'MB/s read':>11}{'seconds':>9}{'peak RSS MiB (all processes)':>30}")
     print(f"{written / seconds:>10.1f}{size / 1e6 / seconds:>11.1f}{seconds:>9.1f}{peak / 2**20:>30.0f}")
 
