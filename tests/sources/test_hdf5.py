@@ -390,3 +390,36 @@ def test_lerobot_loads_an_aloha_conversion_with_the_recorded_values(tmp_path: Pa
         assert np.allclose(item["observation.state"].numpy(), states[i], atol=1e-6)
         assert np.allclose(item["action"].numpy(), actions[i], atol=1e-6)
         assert tuple(item["observation.images.cam_high"].shape) == (3, H, W)
+
+
+@pytest.mark.parametrize("layout", ["robomimic", "aloha"])
+def test_seeded_byte_mutations_give_episodes_or_source_errors(tmp_path: Path, layout: str) -> None:
+    """Damaged files never end in a traceback: every episode loads (frames included) or raises a RobokitError."""
+    import random
+
+    from robokit.errors import RobokitError
+
+    good = tmp_path / "good.hdf5"
+    if layout == "robomimic":
+        write_robomimic(good, {"demo_0": 3, "demo_1": 2}, env_args={"env_kwargs": {"control_freq": 20}})
+    else:
+        write_aloha(good, 3, compress=True)
+    data = good.read_bytes()
+    for seed in range(12):
+        rng = random.Random(seed)
+        damaged = bytearray(data)
+        for _ in range(rng.randint(1, 8)):
+            damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        path = tmp_path / f"mutant_{seed}.hdf5"
+        path.write_bytes(bytes(damaged))
+        try:
+            for ep in robokit.open(path):
+                try:
+                    for cam in ep.cameras.values():
+                        for frame in cam.frames():
+                            frame.array()
+                except RobokitError:
+                    pass
+        except RobokitError:
+            pass
+        path.unlink()

@@ -65,10 +65,12 @@ def _streams(path: Path, mapping: Mapping[str, str]) -> LoadedWithLosses:
             if rel in _STRUCTURAL:
                 continue
             image = rel.startswith("observations/images/")
-            if image and ("depth" in rel.rsplit("/", 1)[-1] or ds.dtype != np.uint8):
+            if ds.ndim == 0:
+                skipped.append(SkippedTopic(ds.name, f"hdf5/{ds.dtype}", "a scalar, not one value per step", 1))
+            elif image and ("depth" in rel.rsplit("/", 1)[-1] or ds.dtype != np.uint8):
                 skipped.append(SkippedTopic(ds.name, "hdf5/depth", "depth images are not read yet", len(ds)))
             elif not image and (why := unusable(ds)):
-                skipped.append(SkippedTopic(ds.name, f"hdf5/{ds.dtype}", why, int(ds.shape[0]) if ds.ndim else 1))
+                skipped.append(SkippedTopic(ds.name, f"hdf5/{ds.dtype}", why, len(ds)))
             else:
                 usable[rel] = ds
         n = Steps(path, "/").length({k: len(ds) for k, ds in usable.items()}, warnings, losses)

@@ -65,13 +65,17 @@ def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
 
 @contextmanager
 def opened(path: Path) -> Iterator[h5py.File]:
-    """The file opened read-only; any HDF5 error on opening is a SourceError naming the file."""
+    """The file opened read-only. An error on opening, or one h5py raises while the file is used (a damaged
+    object header, a dangling link, an attribute of an unexpected type), is a SourceError naming the file."""
     try:
         f = h5py.File(path, "r")
     except (OSError, ValueError) as err:
         raise SourceError(f"{path}: not a readable HDF5 file ({err})") from err
     with f:
-        yield f
+        try:
+            yield f
+        except (OSError, KeyError, ValueError, TypeError, RuntimeError) as err:
+            raise SourceError(f"{path}: damaged or unexpected HDF5 content ({type(err).__name__}: {err})") from err
 
 
 def read_array(path: Path, ds: h5py.Dataset) -> np.ndarray:

@@ -106,8 +106,9 @@ def read(path: Path, f: h5py.File, mapping: Mapping[str, str]) -> list[Episode]:
         env_args = {"env_name": info.get("env_name", ""), "env_kwargs": info}
     problem = json_attr(path, data, "problem_info")
     demos = sorted((k for k in data if isinstance(data.get(k), h5py.Group)), key=natural_key)
-    libero = bool(problem) or any(k.endswith("_rgb") or k == "joint_states"
-                                  for d in demos[:1] for k in data[d].get("obs", {}))
+    obs = data[demos[0]].get("obs") if demos else None
+    libero = bool(problem) or (isinstance(obs, h5py.Group) and any(k.endswith("_rgb") or k == "joint_states"
+                                                                   for k in obs))
     warnings: list[str] = []
     rate = _rate(path, env_args, warnings)
     warnings.append(grid_warning(path, rate))
@@ -164,6 +165,8 @@ def _streams(path: Path, demo: str, rate: float, file_warnings: tuple[str, ...],
         for rel, ds in found.items():
             if rel.startswith("next_obs/"):
                 next_obs += 1
+            elif ds.ndim == 0:
+                skipped.append(SkippedTopic(ds.name, f"hdf5/{ds.dtype}", "a scalar, not one value per step", 1))
             elif rel.startswith("obs/") and rel.endswith("_depth"):
                 skipped.append(SkippedTopic(ds.name, "hdf5/depth", "depth images are not read yet", _rows(ds)))
             elif (why := unusable(ds)) and not _is_image(rel, ds):
