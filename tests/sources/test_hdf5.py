@@ -18,7 +18,7 @@ from PIL import Image
 
 import robokit
 from robokit.cli import main
-from robokit.errors import SourceError
+from robokit.errors import OptionError, SourceError
 from robokit.sources.hdf5 import HDF5_READER
 from robokit.sources.hdf5.aloha import JOINT_NAMES
 from robokit.timeline import ImageStream, NumericStream, PoseStream
@@ -423,3 +423,21 @@ def test_seeded_byte_mutations_give_episodes_or_source_errors(tmp_path: Path, la
         except RobokitError:
             pass
         path.unlink()
+
+
+def test_unknown_layout_reads_through_a_mapping_with_its_rate(tmp_path: Path) -> None:
+    path = tmp_path / "custom.h5"
+    rng = _rng(9)
+    arm, frames = rng.normal(size=(4, 6)), rng.integers(0, 255, (5, H, W, 3), dtype=np.uint8)
+    with h5py.File(path, "w") as f:
+        f["robot/arm"] = arm
+        f["camera/front"] = frames
+        f["meta/notes"] = np.zeros(2)
+    mapping = {"/robot/arm": "joints/position", "camera/front": "front", "rate": "25"}
+    ep = robokit.open(path, mapping=mapping)[0]
+    assert set(ep.streams) == {"joints/position", "front/rgb"}
+    assert np.array_equal(_values(ep["joints/position"]), arm) and ep["joints/position"].timestamps[1] == 40_000_000
+    assert len(ep["front/rgb"]) == 4 and ep.losses[0].messages == 1  # truncated to the shortest, reported
+    assert np.array_equal(next(iter(ep["front/rgb"].frames([3]))).array(), frames[3])  # type: ignore[union-attr]
+    with pytest.raises(OptionError, match="rate"):
+        robokit.open(path, mapping={"robot/arm": "arm", "rate": "fast"})

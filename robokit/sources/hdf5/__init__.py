@@ -1,10 +1,10 @@
 """HDF5 demonstration files (robomimic / Isaac Lab Mimic, LIBERO, ALOHA / ACT) as lazy timeline episodes.
 
-The HDF5 signature picks this reader, the groups inside pick the layout; a file in no known layout is a
-SourceError listing its datasets. A folder of HDF5 files gives their episodes in natural order
-(episode_2 before episode_10). Numeric datasets are read whole when an episode loads (they are small);
-images stay in the file and are read one row at a time. HDF5 demonstrations store no clock: steps are
-placed at `index / rate` from 0, with a warning.
+The HDF5 signature picks this reader, the groups inside pick the layout; a file in no known layout is read
+through the user's mapping (see `mapped`), else it is a SourceError listing its datasets. A folder of HDF5
+files gives their episodes in natural order (episode_2 before episode_10). Numeric datasets are read whole
+when an episode loads (they are small); images stay in the file and are read one row at a time. HDF5
+demonstrations store no clock: steps are placed at `index / rate` from 0, with a warning.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 
 from robokit.errors import SourceError
-from robokit.sources.hdf5 import aloha, robomimic
+from robokit.sources.hdf5 import aloha, mapped, robomimic
 from robokit.sources.hdf5.common import hdf5_files, is_hdf5, opened, unknown_layout
 from robokit.sources.registry import ReadOptions
 from robokit.timeline import Episode, EpisodeMeta
@@ -27,6 +27,8 @@ def read_file(path: Path, options: ReadOptions) -> list[Episode]:
             return robomimic.read(path, f, options.mapping)
         if aloha.matches(f):
             return aloha.read(path, f, options.mapping)
+        if mapped.mapped_datasets(f, options.mapping):
+            return mapped.read(path, f, options.mapping)
         raise unknown_layout(path, f)
 
 

@@ -129,7 +129,8 @@ def unknown_layout(path: Path, f: h5py.File) -> SourceError:
         lines.append(f"  ... and {len(found) - LISTED} more")
     listing = "\n".join(lines) or "  (no datasets)"
     return SourceError(f"{path}: HDF5 file in an unknown layout (expected robomimic `data/demo_N`, LIBERO or "
-                       f"ALOHA `observations/qpos`); its datasets:\n{listing}")
+                       f"ALOHA `observations/qpos`; read it with a mapping of `dataset: channel` pairs plus `rate`); "
+                       f"its datasets:\n{listing}")
 
 
 def grid(n: int, rate: float) -> np.ndarray:
