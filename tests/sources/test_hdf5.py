@@ -320,12 +320,19 @@ def test_truncated_file_and_bad_jpeg_are_source_errors(tmp_path: Path, capsys: p
         f["observations/images/cam_high"][0, :40] = 7  # a first frame that is no JPEG any more
     with pytest.raises(SourceError, match=r"cam_high.*frame 0"):
         _ = robokit.open(packed)[0].streams
-    # in a folder, the damaged file fails its own episode only
+    # in a folder, an unreadable file is skipped with a warning that reaches export.json; the others convert
+    packed.unlink()
     episodes = robokit.open(tmp_path)
-    assert [ep.id for ep in episodes] == ["episode_0", "episode_1", "episode_2"]
-    assert len(episodes[0]["joints/position"]) == 4
-    with pytest.raises(SourceError, match="episode_1"):
-        _ = episodes[1].streams
+    assert [ep.id for ep in episodes] == ["episode_0"] and len(episodes[0]["joints/position"]) == 4
+    assert any("episode_1.hdf5 skipped" in w and "not a readable HDF5 file" in w for w in episodes[0].warnings)
+    out = tmp_path / "out"
+    assert main(["convert", str(tmp_path), "--to", "lerobot", "--out", str(out), "--fps", "50", "--no-cache",
+                 "--workers", "1"]) == 0
+    report = json.loads((out / "export.json").read_text())
+    assert any("episode_1.hdf5 skipped" in w for w in report["items"][0]["warnings"])
+    path.unlink()
+    with pytest.raises(SourceError, match="none of its 1 HDF5 file"):
+        robokit.open(tmp_path)
 
 
 def test_robomimic_valid_mask_becomes_the_rlds_val_split(tmp_path: Path) -> None:

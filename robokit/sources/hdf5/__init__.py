@@ -16,7 +16,7 @@ from robokit.errors import SourceError
 from robokit.sources.hdf5 import aloha, mapped, robomimic
 from robokit.sources.hdf5.common import hdf5_files, is_hdf5, opened, unknown_layout
 from robokit.sources.registry import ReadOptions
-from robokit.timeline import Episode, EpisodeMeta
+from robokit.timeline import Episode
 from robokit.timeline.episode import LoadedWithLosses
 
 
@@ -32,12 +32,14 @@ def read_file(path: Path, options: ReadOptions) -> list[Episode]:
         raise unknown_layout(path, f)
 
 
-def _failed(error: SourceError) -> LoadedWithLosses:
-    raise error
+def _noted(episode: Episode, notes: tuple[str, ...]) -> LoadedWithLosses:
+    """`episode`'s streams with `notes` added to its warnings."""
+    return episode.streams, episode.skipped, [*notes, *episode.warnings], episode.losses
 
 
 class Hdf5Reader:
-    """An HDF5 file, or a folder of them (one bad file there fails its own episode, not the folder)."""
+    """An HDF5 file, or a folder of them (files there that cannot be read are skipped with a warning on the
+    folder's first episode; the folder fails only when none can be read)."""
 
     name = "hdf5"
     description = "HDF5 demonstrations (robomimic, LIBERO, ALOHA/ACT; a file or a folder of files)"
@@ -49,12 +51,17 @@ class Hdf5Reader:
         if not path.is_dir():
             return read_file(path, options)
         episodes: list[Episode] = []
+        failed: list[str] = []
         for file in hdf5_files(path):
             try:
                 episodes.extend(read_file(file, options))
             except SourceError as err:
-                meta = EpisodeMeta(source_uri=str(file.resolve()), episode_id=file.stem, source_format="hdf5")
-                episodes.append(Episode(meta, loader=partial(_failed, err)))
+                failed.append(f"{file.name} skipped (not converted): {err}")
+        if failed and not episodes:
+            raise SourceError(f"{path}: none of its {len(failed)} HDF5 file(s) can be read; {failed[0]}")
+        if failed:
+            first = episodes[0]
+            episodes[0] = Episode(first.meta, loader=partial(_noted, first, tuple(f"{path}: {f}" for f in failed)))
         return episodes
 
 
