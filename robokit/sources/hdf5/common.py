@@ -68,7 +68,7 @@ def opened(path: Path) -> Iterator[h5py.File]:
     """The file opened read-only. An error on opening, or one h5py raises while the file is used (a damaged
     object header, a dangling link, an attribute of an unexpected type), is a SourceError naming the file."""
     try:
-        f = h5py.File(path, "r", locking=False)  # read-only: no lock (network file systems often refuse one)
+        f = h5py.File(path, "r")
     except (OSError, ValueError) as err:
         raise SourceError(f"{path}: not a readable HDF5 file ({err})") from err
     with f:
