@@ -68,7 +68,8 @@ def _streams(path: Path, mapping: Mapping[str, str]) -> LoadedWithLosses:
             if ds.ndim == 0:
                 skipped.append(SkippedTopic(ds.name, f"hdf5/{ds.dtype}", "a scalar, not one value per step", 1))
             elif image and ("depth" in rel.rsplit("/", 1)[-1] or ds.dtype != np.uint8):
-                skipped.append(SkippedTopic(ds.name, "hdf5/depth", "depth images are not read yet", len(ds)))
+                skipped.append(SkippedTopic(ds.name, f"hdf5/{ds.dtype}", f"{ds.dtype} images (depth?): depth images "
+                                            "are not read yet", len(ds)))
             elif not image and (why := unusable(ds)):
                 skipped.append(SkippedTopic(ds.name, f"hdf5/{ds.dtype}", why, len(ds)))
             else:
