@@ -448,3 +448,21 @@ def test_unknown_layout_reads_through_a_mapping_with_its_rate(tmp_path: Path) ->
     assert np.array_equal(next(iter(ep["front/rgb"].frames([3]))).array(), frames[3])  # type: ignore[union-attr]
     with pytest.raises(OptionError, match="rate"):
         robokit.open(path, mapping={"robot/arm": "arm", "rate": "fast"})
+
+
+def test_isaac_lab_mimic_cameras_nested_states_and_initial_state(tmp_path: Path) -> None:
+    """Isaac Lab's recorder: cameras without a suffix, nested `states/...` groups, a one-row `initial_state`."""
+    path = tmp_path / "dataset.hdf5"
+    rng = _rng(11)
+    with h5py.File(path, "w") as f:
+        g = f.create_group("data/demo_0")
+        g["actions"] = rng.normal(size=(4, 7))
+        g["obs/joint_pos"] = rng.normal(size=(4, 9))
+        g["obs/table_cam"] = rng.integers(0, 255, (4, H, W, 3), dtype=np.uint8)
+        g["states/articulation/robot/joint_position"] = rng.normal(size=(4, 9))
+        g["initial_state/articulation/robot/joint_position"] = rng.normal(size=(1, 9))
+    ep = robokit.open(path)[0]
+    assert {"action", "obs/joint_pos", "table_cam/rgb", "states/articulation/robot/joint_position"} == set(ep.streams)
+    skipped = {s.topic: s.reason for s in ep.skipped}
+    assert "not one per step" in skipped["/data/demo_0/initial_state/articulation/robot/joint_position"]
+    assert ep.complete
