@@ -138,6 +138,9 @@ def _media(scene: Path, warnings: list[str]) -> dict[str, Media]:
     folder = scene / "media"
     for file in sorted(folder.iterdir()) if folder.is_dir() else []:
         if file.is_file() and not file.name.startswith("."):
+            if file.stem in media:
+                warnings.append(f"media/{file.name}: skipped: {media[file.stem].source} is camera {file.stem!r}")
+                continue
             try:
                 media[file.stem] = probe_video(file, file.stem, f"media/{file.name}")
             except SourceError as exc:
@@ -277,7 +280,7 @@ def _item(kind: str, raw: Any, media: dict[str, Media], origin: str) -> Item:
     if not _is_text(item_id, 200):
         raise ValueError("'id' holds control characters")
     camera = raw.get("camera")
-    if camera not in media:
+    if not isinstance(camera, str) or camera not in media:
         raise ValueError(f"camera {str(camera)[:80]!r} is not in the scene (cameras: {', '.join(sorted(media))})")
     cam = media[camera]
     start, end = _time(raw, "start", 0.0), _time(raw, "end", cam.duration_s)

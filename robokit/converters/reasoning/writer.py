@@ -152,6 +152,12 @@ class ReasoningWriter:
     def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:
         raise ConversionError(f"{self.name} writes completed scenes: give scene folders (task/, media/)")
 
+    def check_options(self, options: WriterOptions) -> None:
+        """H.264 clips (4:2:0) need an even width and height."""
+        if options.image_size and any(side % 2 for side in options.image_size):
+            w, h = options.image_size
+            raise OptionError(f"image_size {w}x{h}: {self.name} clips need an even width and height")
+
     def package(self, pkg: Package, folder: Path) -> list[str]:
         """Write the format's files into the (staging) `folder`; returns their paths relative to it."""
         raise NotImplementedError
@@ -162,10 +168,11 @@ class ReasoningWriter:
             entries = json.loads((format_dir / ANNOTATIONS).read_text())
         except (OSError, ValueError) as exc:
             return [f"{ANNOTATIONS}: {exc}"]
+        if not isinstance(entries, list) or not entries:
+            return [f"{ANNOTATIONS}: expected a non-empty list of conversations"]
         held = self.videos(format_dir)
-        problems = [f"{e.get('id')}: video {e.get('video')!r} is missing" for e in entries
-                    if e.get("video") not in held]
-        return problems
+        return [f"{e.get('id')}: video {e.get('video')!r} is missing" for e in entries
+                if not isinstance(e, dict) or e.get("video") not in held]
 
     def videos(self, format_dir: Path) -> set[str]:
         raise NotImplementedError
@@ -188,7 +195,18 @@ class CosmosReasonWriter(ReasoningWriter):
         return [_annotations(pkg, folder), *pkg.clips]
 
     def videos(self, format_dir: Path) -> set[str]:
-        return {f"{CLIPS}/{p.name}" for p in (format_dir / CLIPS).glob("*.mp4")}
+        """The clips that open as video (PyAV finds a video stream in them)."""
+        import av
+
+        held = set()
+        for clip in (format_dir / CLIPS).glob("*.mp4"):
+            try:
+                with av.open(str(clip)) as container:
+                    if container.streams.video:
+                        held.add(f"{CLIPS}/{clip.name}")
+            except (av.FFmpegError, OSError):
+                continue
+        return held
 
 
 class TaoVlReasonWriter(ReasoningWriter):

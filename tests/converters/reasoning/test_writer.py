@@ -223,3 +223,47 @@ def test_lerobot_episode(tmp_path: Path, lerobot_root: Path) -> None:
     (entry,) = annotations(tmp_path / "out")
     with av.open(str(tmp_path / "out/cosmos-reason-v1.0" / entry["video"])) as c:
         assert len(list(c.decode(video=0))) == entry["metadata"]["clip_frames"] >= 10
+
+
+def test_bad_options_are_usage_errors(tmp_path: Path) -> None:
+    scene = write_completed_scene(tmp_path / "s", frames=15)
+    for flags in (["--image-size", "33x24"], ["--clip-fps", "0"], ["--clip-fps", "500"]):
+        assert main(["convert", str(scene), "--to", "tao-vl-reason-v1.0", "--out", str(tmp_path / "o"), *flags]) == 2
+    assert not (tmp_path / "o").exists()
+
+
+def test_check_finds_a_missing_clip(tmp_path: Path) -> None:
+    scene = write_completed_scene(tmp_path / "s", frames=15)
+    export([scene], ["cosmos-reason-v1.0"], tmp_path / "out", use_cache=False)
+    folder = tmp_path / "out/cosmos-reason-v1.0"
+    victim = annotations(tmp_path / "out")[0]["video"]
+    (folder / victim).write_bytes(b"not a video")
+    assert any("is missing" in p for p in get_converter("cosmos-reason-v1.0").check(folder))
+
+
+def test_mutated_task_files_never_raise_unexpectedly(tmp_path: Path) -> None:
+    """Seeded mutations of task files (bytes and values): the scene reads, or is refused with SceneError."""
+    import contextlib
+    import random
+
+    from robokit.converters.reasoning.scene import SceneError, read_scene
+
+    scene = write_completed_scene(tmp_path / "s", frames=15)
+    originals = {p: p.read_bytes() for p in (scene / "task").iterdir()}
+    values: list[Any] = [None, -1, 1e308, float("nan"), "", "x" * 300, [], {}, True, "\x00", ["a"] * 30]
+    rng = random.Random(16)
+    for _ in range(80):
+        path, data = rng.choice(sorted(originals.items()))
+        if rng.random() < 0.5:
+            raw = bytearray(data)
+            for _ in range(rng.randint(1, 8)):
+                raw[rng.randrange(len(raw))] = rng.randrange(256)
+            path.write_bytes(bytes(raw))
+        else:
+            doc = json.loads(data)
+            target = doc if rng.random() < 0.3 else doc["items"][0]
+            target[rng.choice(sorted(target))] = rng.choice(values)
+            path.write_text(json.dumps(doc))
+        with contextlib.suppress(SceneError):
+            read_scene(scene)
+        path.write_bytes(data)
