@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +37,14 @@ def write_clip(media: Media, start: float, end: float, out: Path, fps: int | Non
                size: tuple[int, int] | None = None) -> ClipResult:
     """The clip of `media` from `start` to `end` (seconds from the media's start) written to `out`."""
     try:
-        if media.path is not None and fps is None and size is None:
-            return copy_clip(media.path, start, end, out)
-        if media.path is not None:
-            return _encode(_video_frames(media.path, start, end), start, end, out, fps, size)
-        return _encode(_stream_frames(media, start, end), start, end, out, fps, size)
+        if media.path is not None and media.copyable and fps is None and size is None:
+            shift = media.offset_s
+            copied = copy_clip(media.path, start + shift, end + shift, out)
+            return replace(copied, start=copied.start - shift, end=copied.end - shift)
+        if media.stream is not None:
+            return _encode(_stream_frames(media, start, end), start, end, out, fps, size)
+        assert media.path is not None, "media is a video file or a recording's camera"
+        return _encode(_video_frames(media.path, start, end), start, end, out, fps, size)
     except ConversionError:
         raise
     except Exception as exc:  # PyAV/FFmpeg and decoder errors of one damaged medium: that clip only

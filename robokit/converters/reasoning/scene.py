@@ -26,6 +26,9 @@ DEFAULT_CAPTION_QUESTION = "Describe what happens in this video."
 SPAN_TOLERANCE_S = 1e-3  # spans may reach this far past the media's end (rounding of annotation tools)
 MAX_CHOICES = 26  # MCQ choices are lettered A to Z
 MAX_DEPTH = 4  # folder levels searched for recordings
+# Codecs whose clips are encoded to H.264 rather than copied: the video readers of Qwen-VL / Cosmos-Reason
+# training (decord's bundled FFmpeg) cannot decode them.
+UNCOPIED_CODECS = ("av1",)
 
 
 class SceneError(SourceError):
@@ -49,8 +52,15 @@ class Media:
     version: str  # content digest of that file or recording
     duration_s: float
     start_s: float = 0.0
-    path: Path | None = None  # an encoded video
-    stream: ImageStream | None = None  # frames to encode
+    path: Path | None = None  # an encoded video (clips are copied from it)
+    stream: ImageStream | None = None  # frames of a recording (encoded when there is no `path`)
+    offset_s: float = 0.0  # where the media starts in `path` (a recording's episode inside a longer video)
+    codec: str = ""  # of `path`
+
+    @property
+    def copyable(self) -> bool:
+        """Whether clips can be stream-copied from `path` (and VLM video readers decode them)."""
+        return self.path is not None and self.codec not in UNCOPIED_CODECS
 
 
 @dataclass(frozen=True)
@@ -151,6 +161,10 @@ def _media(scene: Path, warnings: list[str]) -> dict[str, Media]:
                 warnings.append(f"{cam.source}: camera {cam.camera!r} skipped: {media[cam.camera].source} gives it")
             else:
                 media[cam.camera] = cam
+    for cam in media.values():
+        if cam.path is not None and not cam.copyable:
+            warnings.append(f"{cam.source}: camera {cam.camera!r} is {cam.codec} video, which the VLM video readers "
+                            "(decord) cannot decode: its clips are encoded to H.264, not copied")
     return media
 
 
@@ -163,6 +177,7 @@ def probe_video(file: Path, camera: str, source: str) -> Media:
             if not container.streams.video:
                 raise SourceError("no video stream")
             stream = container.streams.video[0]
+            codec = stream.codec_context.codec.canonical_name
             tb = stream.time_base
             start = float((stream.start_time or 0) * tb) if tb is not None else 0.0
             if stream.duration is not None and tb is not None:
@@ -175,7 +190,7 @@ def probe_video(file: Path, camera: str, source: str) -> Media:
         raise SourceError(f"not a video PyAV reads ({exc})") from exc
     if not duration > 0 or not math.isfinite(duration):
         raise SourceError("the video has no duration")
-    return Media(camera, source, source_digest([file], file.parent), duration, start, path=file)
+    return Media(camera, source, source_digest([file], file.parent), duration, start, path=file, codec=codec)
 
 
 def _recordings(folder: Path, depth: int) -> Iterator[Path]:
@@ -214,11 +229,32 @@ def _recording_media(scene: Path, recording: Path, warnings: list[str]) -> list[
                     camera = f"{ep.id}/{camera}"
                 period = (stream.end_ns - stream.start_ns) / max(len(stream) - 1, 1) / 1e9
                 duration = (stream.end_ns - stream.start_ns) / 1e9 + (period if len(stream) > 1 else 0.0)
-                out.append(Media(camera, source, version, max(duration, 1e-9), stream.start_ns / 1e9, stream=stream))
+                video = _encoded_video(stream)
+                out.append(Media(camera, source, version, max(duration, 1e-9), stream.start_ns / 1e9,
+                                 path=video[0] if video else None, stream=stream,
+                                 offset_s=video[1] if video else 0.0, codec=_codec(video[0]) if video else ""))
         return out
     except RobokitError as exc:
         warnings.append(f"{source}: recording skipped: {exc}")
         return []
+
+
+def _encoded_video(stream: ImageStream) -> tuple[Path, float] | None:
+    """The video file a camera's frames are a contiguous run of (LeRobot videos), if the reader says so."""
+    video: tuple[Path, float] | None = getattr(stream.source, "encoded_video", None)
+    contiguous = bool(len(stream.positions)) and bool((stream.positions == range(len(stream.positions))).all())
+    return video if video is not None and contiguous and video[0].is_file() else None
+
+
+def _codec(file: Path) -> str:
+    """The canonical codec name of a file's first video stream ("" when it cannot be told)."""
+    import av
+
+    try:
+        with av.open(str(file)) as container:
+            return str(container.streams.video[0].codec_context.codec.canonical_name)
+    except (av.FFmpegError, OSError, IndexError):
+        return ""
 
 
 # --- task files ---------------------------------------------------------------------------------------------

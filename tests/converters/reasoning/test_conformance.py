@@ -44,22 +44,26 @@ def _covers(entry: dict[str, Any], frames: int, fps: float) -> None:
     assert meta["clip_start"] + frames / fps >= meta["end"] - 1.5 / fps, entry["id"]
 
 
-def test_consumers_load_both_formats(tmp_path: Path, sample_bag: Path, qwen_reader: Any) -> None:
+def test_consumers_load_both_formats(tmp_path: Path, sample_bag: Path, lerobot_root: Path, qwen_reader: Any) -> None:
     datasets = pytest.importorskip("datasets")
     write_completed_scene(tmp_path / "scene_mp4", cameras=("front", "top"), frames=90, gop=15)
     ros = tmp_path / "scene_ros"
     shutil.copytree(sample_bag, ros / sample_bag.name)
     write_task(ros, "r", "reasoning", [
         {"id": "a", "camera": "front", "start": 0.4, "end": 2.2, "question": "Q?", "reasoning": "R", "answer": "A"}])
+    lerobot = tmp_path / "scene_lerobot"
+    shutil.copytree(lerobot_root, lerobot / "dataset")
+    write_task(lerobot, "c", "caption", [{"id": "a", "camera": "dataset_000001/front", "caption": "arm"}])
     out = tmp_path / "out"
-    job = export([tmp_path / "scene_mp4", ros], ["cosmos-reason-v1.0", "tao-vl-reason-v1.0"], out, use_cache=False)
+    job = export([tmp_path / "scene_mp4", ros, lerobot], ["cosmos-reason-v1.0", "tao-vl-reason-v1.0"], out,
+                 use_cache=False)
     assert job.status == "done"
 
     cosmos = out / "cosmos-reason-v1.0"
     rows = datasets.load_dataset("json", data_files=str(cosmos / "annotations.json"), split="train",
                                  cache_dir=str(tmp_path / "hf"))
     entries = json.loads((cosmos / "annotations.json").read_text())
-    assert len(rows) == len(entries) == 4
+    assert len(rows) == len(entries) == 5, (out / "export.log").read_text()
     assert rows[0]["conversations"][0]["from"] == "human" and rows[0]["conversations"][0]["value"].startswith("<video>")
     assert {e["metadata"]["clip"] for e in entries} == {"copied", "encoded"}
     for entry in entries:

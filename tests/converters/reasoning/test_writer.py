@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import tarfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from robokit.converters import get_converter
 from robokit.export import export
 from robokit.export.job import NothingConverted
 from robokit.samples.completed_scene import write_completed_scene, write_task, write_video
+from tests.conftest import LEROBOT_OPTIONS
 
 BOTH = ["cosmos-reason-v1.0", "tao-vl-reason-v1.0"]
 
@@ -210,19 +212,58 @@ def test_ros2_recording_with_raw_frames(tmp_path: Path, sample_bag: Path) -> Non
         assert len(frames) / float(stream.average_rate or 1) == pytest.approx(meta["end"] - meta["start"], abs=0.1)
 
 
-def test_lerobot_episode(tmp_path: Path, lerobot_root: Path) -> None:
+@pytest.fixture(scope="module")
+def lerobot_h264(sample_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample recordings as a LeRobot dataset with H.264 videos (both episodes in one file per camera)."""
+    import robokit
+
+    out = tmp_path_factory.mktemp("lerobot-h264")
+    options = replace(LEROBOT_OPTIONS, extra={"codec": "h264"})
+    get_converter("lerobot").write(robokit.open(sorted(sample_dir.iterdir())), out, options)
+    return out / "lerobot"
+
+
+def _lerobot_scene(tmp_path: Path, dataset: Path) -> tuple[Path, Path, float]:
+    """A scene holding `dataset`, with a caption on the second episode's first camera: (scene, video, offset)."""
     import robokit
 
     scene = tmp_path / "scene_lerobot"
-    shutil.copytree(lerobot_root, scene / "dataset")
-    episodes = robokit.open(scene / "dataset")
-    camera = f"{episodes[0].id}/" + next(iter(episodes[0].cameras)).removesuffix("/rgb")
-    write_task(scene, "c", "caption", [{"id": "a", "camera": camera, "start": 0.0, "end": 1.0, "caption": "arm"}])
+    shutil.copytree(dataset, scene / "dataset")
+    episode = robokit.open(scene / "dataset")[1]  # the second episode starts inside the shared video file
+    channel, stream = next(iter(episode.cameras.items()))
+    video, offset = stream.source.encoded_video  # type: ignore[union-attr]
+    assert offset > 0
+    camera = f"{episode.id}/{channel.removesuffix('/rgb')}"
+    write_task(scene, "c", "caption", [{"id": "a", "camera": camera, "start": 0.5, "end": 1.5, "caption": "arm"}])
+    return scene, video, offset
+
+
+def test_lerobot_h264_episode_is_copied(tmp_path: Path, lerobot_h264: Path) -> None:
+    """A LeRobot episode's camera is a run of a shared MP4: its clips are copied from that file."""
+    scene, video, offset = _lerobot_scene(tmp_path, lerobot_h264)
     job = export([scene], ["cosmos-reason-v1.0"], tmp_path / "out", use_cache=False)
     assert job.status == "done"
     (entry,) = annotations(tmp_path / "out")
+    meta = entry["metadata"]
+    assert meta["clip"] == "copied" and meta["source"] == "dataset"
+    assert 0.5 - 1.0 < meta["clip_start"] <= 0.5
+    clip = [p[0] for p in packets(tmp_path / "out/cosmos-reason-v1.0" / entry["video"])]
+    source = packets(video)
+    first = next(i for i, p in enumerate(source) if abs(p[2] - (offset + meta["clip_start"])) < 1e-6)
+    assert clip == [p[0] for p in source[first:first + len(clip)]] and len(clip) == meta["clip_frames"] >= 10
+
+
+def test_lerobot_av1_episode_is_encoded(tmp_path: Path, lerobot_root: Path) -> None:
+    """AV1 (LeRobot's default) is not copied: VLM video readers cannot decode it; the log says so."""
+    scene, _, _ = _lerobot_scene(tmp_path, lerobot_root)
+    export([scene], ["cosmos-reason-v1.0"], tmp_path / "out", use_cache=False)
+    (entry,) = annotations(tmp_path / "out")
+    assert entry["metadata"]["clip"] == "encoded"
     with av.open(str(tmp_path / "out/cosmos-reason-v1.0" / entry["video"])) as c:
-        assert len(list(c.decode(video=0))) == entry["metadata"]["clip_frames"] >= 10
+        assert c.streams.video[0].codec_context.name == "h264"
+        assert len(list(c.decode(video=0))) == entry["metadata"]["clip_frames"] == 15
+    log = (tmp_path / "out/export.log").read_text()
+    assert "is av1 video, which the VLM video readers (decord) cannot decode" in log
 
 
 def test_bad_options_are_usage_errors(tmp_path: Path) -> None:
