@@ -161,6 +161,9 @@ def _read_annotated(item: ManifestItem, rep: ItemReport, inputs: Inputs, note: L
         rep.status, rep.reason = "skipped", str(exc)
         note(f"warning: skipped {item.label}: {exc}")
         return True
+    ignored = [k for k in ("episode_id", "task", "segment", "tags") if getattr(item, k)]
+    if ignored:
+        scene.warnings.append(f"manifest key(s) {', '.join(ignored)} do not apply to a completed scene; ignored")
     rep.episodes, rep.warnings, rep.seconds = [scene.id], list(scene.warnings), time.perf_counter() - t0
     note(f"read {item.label}: scene {scene.id}, {len(scene.media)} camera(s), {len(scene.items)} item(s)")
     for w in scene.warnings:

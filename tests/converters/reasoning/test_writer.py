@@ -117,14 +117,16 @@ def test_skips_are_warned_and_recorded(tmp_path: Path) -> None:
     no_media = tmp_path / "no_media"
     write_task(no_media, "cap", "caption", [{"id": "x", "camera": "front", "caption": "x"}])
     manifest = tmp_path / "scenes.jsonl"
-    manifest.write_text("".join(json.dumps({"data_path": p.name}) + "\n" for p in (good, no_tasks, no_media)))
+    manifest.write_text("".join(json.dumps({"data_path": p.name}) + "\n" for p in (good, no_tasks, no_media))
+                        .replace('"good"', '"good", "episode_id": "e1"'))
     job = export([], BOTH, tmp_path / "out", manifest=manifest, use_cache=False)
     assert job.status == "done"
     log = (tmp_path / "out/export.log").read_text()
     for expected in ("unknown task type 'grounding'", "item 'nocam' skipped: camera 'rear' is not in the scene",
                      "item 'late' skipped: span 3-9 s lies outside", "item 'bad' skipped: 'caption' must be",
                      "skipped " + str(no_tasks), "scene no_tasks: no task files",
-                     "skipped " + str(no_media), "scene no_media: no media"):
+                     "skipped " + str(no_media), "scene no_media: no media",
+                     "manifest key(s) episode_id do not apply to a completed scene; ignored"):
         assert expected in log
     record = json.loads((tmp_path / "out/export.json").read_text())
     assert [i["status"] for i in record["items"]] == ["converted", "skipped", "skipped"]
