@@ -26,6 +26,7 @@ DEFAULT_CAPTION_QUESTION = "Describe what happens in this video."
 SPAN_TOLERANCE_S = 1e-3  # spans may reach this far past the media's end (rounding of annotation tools)
 MAX_CHOICES = 26  # MCQ choices are lettered A to Z
 MAX_DEPTH = 4  # folder levels searched for recordings
+MAX_JSON_BYTES = 256 << 20  # task files and scene.json are read whole: bounded
 # Codecs whose clips are encoded to H.264 rather than copied: the video readers of Qwen-VL / Cosmos-Reason
 # training (decord's bundled FFmpeg) cannot decode them.
 UNCOPIED_CODECS = ("av1",)
@@ -129,6 +130,9 @@ def _scene_id(path: Path, warnings: list[str]) -> str:
 
 def _read_json(file: Path, warnings: list[str]) -> Any:
     try:
+        if file.stat().st_size > MAX_JSON_BYTES:
+            warnings.append(f"{file.parent.name}/{file.name}: skipped: larger than {MAX_JSON_BYTES >> 20} MiB")
+            return None
         return json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         warnings.append(f"{file.parent.name}/{file.name}: skipped: not readable JSON ({exc})")
