@@ -75,7 +75,7 @@ def _index_file(path: Path, reader: Any, col: Collector, decoders: _Decoders) ->
     by_connection: dict[int, Decode | None] = {}
     for conn in reader.connections:
         by_connection[conn.id] = None
-        if col.declare(conn.topic, conn.msgtype):
+        if col.declare(conn.topic, conn.msgtype or ""):  # a damaged bag2 database may hold a NULL type
             try:
                 by_connection[conn.id] = decoders.get(conn)
             except Exception as err:

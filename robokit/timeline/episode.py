@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from robokit.errors import ChannelError
+from robokit.errors import ChannelError, reading
 from robokit.timeline.streams import EventStream, ImageStream, PoseStream, Stream
 
 TASK_CHANNEL = "task"
@@ -122,7 +122,8 @@ class Episode:
     def _load(self) -> dict[str, Stream]:
         if self._streams is None:
             assert self._loader is not None
-            streams, skipped, warnings = self._loader()
+            with reading(self.meta.source_uri or self.meta.episode_id):
+                streams, skipped, warnings = self._loader()
             self._streams = streams
             self._skipped.extend(skipped)
             self._warnings.extend(warnings)
