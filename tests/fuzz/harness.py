@@ -105,12 +105,15 @@ def _losses(seen: dict[str, Any], baseline: dict[str, Any], keys: tuple[str, ...
             if seen.get(k) is not None and baseline.get(k) is not None and seen[k] < baseline[k]]
 
 
-def classify(seen: dict[str, Any], baseline: dict[str, Any]) -> tuple[str, str]:
+def classify(seen: dict[str, Any], baseline: dict[str, Any], scene: bool = False) -> tuple[str, str]:
     """The case's status and a one-line detail. A loss counts as told when the case warned more than its
-    intact seed did (`info` for what was read; `info` or export.json for what was written)."""
+    intact seed did (`info` for what was read; `info` or export.json for what was written). Scene inputs
+    are text or meshes whose shortened copy is whole in itself: their losses are skips, always warned."""
     if seen["tracebacks"]:
         tb = seen["tracebacks"][0].strip().splitlines()
         return "traceback", f"{tb[0].split(':')[0]}: {tb[-1]}"
+    if scene:
+        return "typed" if "convert_error" in seen else "ok", ""
     info_told = seen["info_warned"] > baseline["info_warned"]
     lost = [] if info_told else _losses(seen, baseline, ("messages", "episodes_read"))
     if seen.get("written") and not info_told and seen["warned"] <= baseline["warned"]:
@@ -199,7 +202,7 @@ def _outcome(seed: Seed, case: int, mutation: str, result: dict[str, Any] | str,
         outcome.status = result
         outcome.detail = f"no answer in {timeout:.0f} s" if result == "hang" else "the child died"
     else:
-        outcome.status, outcome.detail = classify(result, baseline)
+        outcome.status, outcome.detail = classify(result, baseline, seed.scene)
         outcome.observed = {k: v for k, v in result.items() if k != "tracebacks"}
         if outcome.status == "traceback":
             outcome.observed["traceback"] = result["tracebacks"][0]
