@@ -96,9 +96,36 @@ class _Root:
         return str(self.info["codebase_version"]).startswith("v2")
 
 
+def _check_info(path: Path, info: Any) -> dict[str, Any]:
+    """meta/info.json with the types robokit relies on checked, naming the field at fault."""
+    where = path / "meta" / "info.json"
+    if not isinstance(info, dict):
+        raise SourceError(f"{where}: expected a JSON object")
+    if not isinstance(info.get("codebase_version"), str):
+        raise SourceError(f"{where}: codebase_version must be a string, got {info.get('codebase_version')!r:.40}")
+    fps = info.get("fps")
+    if isinstance(fps, bool) or not isinstance(fps, int | float) or not 0 < fps < 1e6:
+        raise SourceError(f"{where}: fps must be a positive number, got {fps!r:.40}")
+    features = info.get("features")
+    if not isinstance(features, dict) or not all(isinstance(f, dict) and isinstance(f.get("dtype"), str)
+                                                 for f in features.values()):
+        raise SourceError(f"{where}: features must map names to objects with a dtype")
+    for key, feature in features.items():
+        names = feature.get("names")
+        if isinstance(names, dict) and not (names and all(isinstance(v, list) for v in names.values())):
+            raise SourceError(f"{where}: features.{key}.names must be a list, or an object of lists")
+        if feature["dtype"] == "video" and not (isinstance(feature.get("shape"), list)
+                                                and len(feature["shape"]) >= 2):
+            raise SourceError(f"{where}: features.{key}.shape must list height and width")
+    for key in ("data_path", "video_path"):
+        if not isinstance(info.get(key, ""), str | None):
+            raise SourceError(f"{where}: {key} must be a string")
+    return info
+
+
 def _load_root(path: Path) -> _Root:
     try:
-        info = json.loads((path / "meta" / "info.json").read_text())
+        info = _check_info(path, json.loads((path / "meta" / "info.json").read_text()))
         if info.get("codebase_version", "").startswith("v2"):
             tasks_rows = [json.loads(line) for line in (path / "meta" / "tasks.jsonl").read_text().splitlines()
                           if line.strip()]
@@ -193,7 +220,7 @@ class LeRobotReader:
             return False
         try:
             return "codebase_version" in json.loads(info.read_text())
-        except (OSError, ValueError):
+        except (OSError, ValueError, TypeError):
             return False
 
     def read(self, path: Path, options: ReadOptions) -> list[Episode]:

@@ -127,7 +127,10 @@ def load_dataset(root: Path) -> RldsDataset:
         template = split.get("filepathTemplate") or TEMPLATE
         splits[split["name"]] = [(root / shard_name(name, split["name"], i, len(lengths), template, file_format), n)
                                  for i, n in enumerate(lengths)]
-    found = leaves(node)
+    try:
+        found = leaves(node)
+    except (AttributeError, TypeError, KeyError, ValueError) as exc:  # a field of the wrong JSON type
+        raise SourceError(f"{root}: malformed feature description ({type(exc).__name__}: {exc})") from exc
     if "steps/is_first" not in found and not any(leaf.sequence_rank for leaf in found.values()):
         raise SourceError(f"{root}: not an RLDS dataset (no `steps` sequence in features.json)")
     return RldsDataset(root, info, found, splits)
@@ -321,7 +324,10 @@ class RldsReader:
         return path.is_dir() and bool(version_dirs(path))
 
     def read(self, path: Path, options: ReadOptions) -> list[Episode]:
-        return [ep for root in version_dirs(path) for ep in read_episodes(root)]
+        episodes = [ep for root in version_dirs(path) for ep in read_episodes(root)]
+        if not episodes:
+            raise SourceError(f"{path}: no episodes (the splits in {DATASET_INFO} list no records)")
+        return episodes
 
 
 RLDS_READER = RldsReader()

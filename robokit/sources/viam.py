@@ -199,6 +199,8 @@ def _binary_line(line: str, where: str, root: Path, trusted: bool) -> tuple[dict
         raise SourceError(f"{where}: not a Viam dataset line ({err})") from err
     path = export_file(obj["image_path"], root, where, anchor=DATA_DIR, trusted=trusted)
     boxes = obj.get("bounding_box_annotations") or []
+    if not isinstance(boxes, list) or not all(isinstance(b, dict) for b in boxes):
+        raise SourceError(f"{where}: bounding_box_annotations must be a list of objects")
     return obj, _Image(ts, path if path.is_file() else None, obj["image_path"], list(boxes) or None)
 
 

@@ -224,8 +224,9 @@ def baselines(seeds: list[Seed], scratch: Path, timeout: float) -> dict[str, dic
 
 
 def fuzz(cases: int, rng_seed: int, seed_dir: Path, timeout: float, kinds: tuple[str, ...] = (),
-         with_fixtures: bool = True, jobs: int = 1, log: Any = None) -> list[Outcome]:
-    """`cases` mutated inputs spread round-robin over the seeds (of `kinds`, default all), `jobs` at a time."""
+         with_fixtures: bool = True, jobs: int = 1, log: Any = None, only: tuple[int, ...] = ()) -> list[Outcome]:
+    """`cases` mutated inputs spread round-robin over the seeds (of `kinds`, default all), `jobs` at a time;
+    `only` replays just those case numbers."""
     preload()
     seeds = [s for s in build_seeds(seed_dir, with_fixtures) if not kinds or s.kind in kinds]
     outcomes: list[Outcome] = []
@@ -233,7 +234,7 @@ def fuzz(cases: int, rng_seed: int, seed_dir: Path, timeout: float, kinds: tuple
         scratch = Path(tmp)
         base = baselines(seeds, scratch, timeout)
         running: dict[int, tuple[Seed, str, Path, _Running]] = {}
-        for case in [*range(cases), None]:
+        for case in [*(only or range(cases)), None]:
             while running and (case is None or len(running) >= jobs):
                 first = min(running)
                 seed, mutation, work, child = running.pop(first)
@@ -265,12 +266,13 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=30.0, help="seconds per case before it counts as a hang")
     parser.add_argument("--kind", action="append", default=[], help="only these seed kinds (repeat)")
     parser.add_argument("--jobs", type=int, default=2, help="cases run at once")
+    parser.add_argument("--only", type=int, action="append", default=[], help="replay only this case (repeat)")
     parser.add_argument("--seeds", type=Path, default=Path("build/fuzz-seeds"))
     parser.add_argument("--report", type=Path, default=Path("build/fuzz-report.json"))
     args = parser.parse_args()
     started = time.perf_counter()
     outcomes = fuzz(args.cases, args.seed, args.seeds, args.timeout, tuple(args.kind), jobs=args.jobs,
-                    log=lambda m: print(m, flush=True))
+                    log=lambda m: print(m, flush=True), only=tuple(args.only))
     args.report.parent.mkdir(parents=True, exist_ok=True)
     args.report.write_text(json.dumps([asdict(o) for o in outcomes], indent=1, default=str))
     print(f"{summary(outcomes)} in {time.perf_counter() - started:.0f} s; details in {args.report}")
