@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class RobokitError(Exception):
@@ -90,3 +93,13 @@ def reading(where: str) -> Iterator[None]:
         if error is None:
             raise
         raise error from exc
+
+
+def guarded(load: Callable[[], T], where: str) -> Callable[[], T]:
+    """`load` reading under `reading(where)`: a reader's lazy loader whose damaged input names its source."""
+
+    def run() -> T:
+        with reading(where):
+            return load()
+
+    return run

@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from robokit.errors import ChannelError, reading
+import robokit.errors
+from robokit.errors import ChannelError
 from robokit.timeline.streams import EventStream, ImageStream, PoseStream, Stream
 
 TASK_CHANNEL = "task"
@@ -112,7 +113,7 @@ class Episode:
         warnings: list[str] | None = None,
     ) -> None:
         self.meta = meta
-        self._loader = loader
+        self._loader = loader and robokit.errors.guarded(loader, meta.source_uri or meta.episode_id)
         self._streams: dict[str, Stream] | None = dict(streams) if streams is not None else None
         self._skipped = list(skipped or [])
         self._warnings = list(warnings or [])
@@ -122,8 +123,7 @@ class Episode:
     def _load(self) -> dict[str, Stream]:
         if self._streams is None:
             assert self._loader is not None
-            with reading(self.meta.source_uri or self.meta.episode_id):
-                streams, skipped, warnings = self._loader()
+            streams, skipped, warnings = self._loader()
             self._streams = streams
             self._skipped.extend(skipped)
             self._warnings.extend(warnings)
