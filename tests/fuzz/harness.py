@@ -64,8 +64,12 @@ def _cli(args: list[str]) -> tuple[int, str, str, str]:
 def observe(seed: Seed, root: Path, work: Path) -> dict[str, Any]:
     """Run info and convert on the input under `root`; counts, warnings and any traceback."""
     target = root / seed.path
-    seen: dict[str, Any] = {"tracebacks": [], "messages": None, "episodes_read": None, "info_warned": 0,
-                            "warned": 0}
+    seen: dict[str, Any] = {"tracebacks": [], "messages": None, "episodes_read": None, "info_notes": [],
+                            "notes": []}
+
+    def notes(texts: Any) -> list[str]:
+        return sorted({str(t).replace(str(root), "<in>") for t in texts})
+
     if not seed.scene and not seed.manifest:
         rc, out, err, tb = _cli(["info", str(target), "--json"])
         if tb:
@@ -74,7 +78,8 @@ def observe(seed: Seed, root: Path, work: Path) -> dict[str, Any]:
             infos = json.loads(out)
             seen["episodes_read"] = len(infos)
             seen["messages"] = sum(s["count"] for i in infos for s in i["streams"])
-            seen["info_warned"] = sum(len(i["warnings"]) + len(i["skipped"]) for i in infos)
+            seen["info_notes"] = notes([w for i in infos
+                                        for w in (*i["warnings"], *i["skipped"], *i.get("losses", ()))])
         else:
             seen["info_error"] = err.strip()[-300:]
     dest = work / "out"
@@ -93,8 +98,8 @@ def observe(seed: Seed, root: Path, work: Path) -> dict[str, Any]:
         seen["written"] = all(f["status"] != "failed" for f in formats)
         seen["episodes"] = sum(f["episodes"] for f in formats)
         seen["frames"] = sum(f["frames"] for f in formats)
-        seen["warned"] += len(job["warnings"]) + sum(len(f["warnings"]) + len(f["skipped"]) for f in formats)
-        seen["warned"] += sum(i["status"] != "converted" for i in job["items"])
+        seen["notes"] = notes([*job["warnings"], *(w for f in formats for w in (*f["warnings"], *f["skipped"])),
+                               *(i["reason"] for i in job["items"] if i["status"] != "converted")])
     else:
         seen["convert_error"] = err.strip()[-300:]
     return seen
@@ -106,17 +111,17 @@ def _losses(seen: dict[str, Any], baseline: dict[str, Any], keys: tuple[str, ...
 
 
 def classify(seen: dict[str, Any], baseline: dict[str, Any], scene: bool = False) -> tuple[str, str]:
-    """The case's status and a one-line detail. A loss counts as told when the case warned more than its
-    intact seed did (`info` for what was read; `info` or export.json for what was written). Scene inputs
+    """The case's status and a one-line detail. A loss counts as told when the case warned of something its
+    intact seed did not (`info` for what was read; `info` or export.json for what was written). Scene inputs
     are text or meshes whose shortened copy is whole in itself: their losses are skips, always warned."""
     if seen["tracebacks"]:
         tb = seen["tracebacks"][0].strip().splitlines()
         return "traceback", f"{tb[0].split(':')[0]}: {tb[-1]}"
     if scene:
         return "typed" if "convert_error" in seen else "ok", ""
-    info_told = seen["info_warned"] > baseline["info_warned"]
+    info_told = bool(set(seen["info_notes"]) - set(baseline["info_notes"]))
     lost = [] if info_told else _losses(seen, baseline, ("messages", "episodes_read"))
-    if seen.get("written") and not info_told and seen["warned"] <= baseline["warned"]:
+    if seen.get("written") and not info_told and not set(seen["notes"]) - set(baseline["notes"]):
         lost += _losses(seen, baseline, ("episodes", "frames"))
     if lost:
         return "silent-loss", ", ".join(lost)
@@ -136,7 +141,7 @@ def _child(seed: Seed, root: Path, work: Path, pipe: Any) -> None:
     try:
         pipe.send(observe(seed, root, work))
     except BaseException:
-        pipe.send({"tracebacks": [f"harness: {traceback.format_exc()}"], "warned": 0})
+        pipe.send({"tracebacks": [f"harness: {traceback.format_exc()}"]})
     pipe.close()
     os._exit(0)  # skip atexit handlers and thread joins of the forked interpreter
 

@@ -71,6 +71,7 @@ def _point_cloud_ply(path: Path) -> None:
 
 def build_seeds(base: Path, with_fixtures: bool = True) -> list[Seed]:
     """Write every seed under `base` (a new or complete folder: reused when already built)."""
+    base = base.resolve()
     done = base / "seeds.json"
     if done.is_file():
         return [Seed(s["kind"], Path(s["root"]), s["path"], tuple(s["formats"]), s["manifest"], s["scene"])
