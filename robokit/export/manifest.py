@@ -83,6 +83,8 @@ def read_manifest(path: Path, allow_outside: bool = False) -> tuple[list[Manifes
             entry = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise OptionError(f"{where}: not valid JSON ({exc.msg})") from exc
+        except RecursionError as exc:
+            raise OptionError(f"{where}: JSON nested too deeply") from exc
         if not isinstance(entry, dict) or not isinstance(entry.get("data_path"), str):
             raise OptionError(f"{where}: each line must be an object with a string data_path")
         unknown = sorted(set(entry) - set(KNOWN_KEYS))

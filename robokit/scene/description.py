@@ -63,7 +63,7 @@ def read_mapping(path: Path) -> dict[str, Any] | None:
     try:
         text = path.read_text(encoding="utf-8")
         data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (OSError, ValueError, yaml.YAMLError):
+    except (OSError, ValueError, yaml.YAMLError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 

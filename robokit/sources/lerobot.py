@@ -98,7 +98,7 @@ class _Root:
 
 def _check_info(path: Path, info: Any) -> dict[str, Any]:
     """meta/info.json with the types robokit relies on checked, naming the field at fault."""
-    where = path / "meta" / "info.json"
+    where = f"{path}: not a readable LeRobot dataset: meta/info.json"
     if not isinstance(info, dict):
         raise SourceError(f"{where}: expected a JSON object")
     if not isinstance(info.get("codebase_version"), str):

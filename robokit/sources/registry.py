@@ -72,7 +72,8 @@ def open_episodes(paths: str | Path | Iterable[str | Path], options: ReadOptions
         path = Path(raw)
         if not path.exists():
             raise SourceError(f"{path}: no such file or directory")
-        reader = next((r for r in readers() if r.sniff(path)), None)
+        with reading(str(path)):
+            reader = next((r for r in readers() if r.sniff(path)), None)
         if reader is None:
             raise SourceError(f"{path}: not a recording robokit can read (expected {describe_expected()})")
         with reading(str(path)):

@@ -137,7 +137,6 @@ def _address_space() -> int:
 def _child(seed: Seed, root: Path, work: Path, pipe: Any) -> None:
     cap = _address_space() + MEMORY_HEADROOM
     resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    sys.setrecursionlimit(3000)
     try:
         pipe.send(observe(seed, root, work))
     except BaseException:

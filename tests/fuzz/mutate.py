@@ -13,6 +13,7 @@ from typing import Any
 import yaml
 
 TEXT_SUFFIXES = (".json", ".jsonl", ".yaml", ".yml")
+DEEP = "deeply-nested-"  # a marker replaced by nested lists once the document is dumped
 # Values a hostile or broken writer puts where a reader expects something else.
 WRONG_VALUES: tuple[Any, ...] = (
     -1, 7, 0, 2**63, -(2**63), 1e308, "x", "", None, True, [], {}, [1, 2], {"start": -1}, float("nan"),
@@ -94,13 +95,9 @@ def _wrong_type(doc: Any, rng: random.Random) -> tuple[Any, str]:
     """`doc` with one value (or the whole document) replaced by a wrong one, or deeply nested."""
     path = rng.choice(_paths(doc))
     roll = rng.random()
+    new: Any
     if roll < 0.1:
-        new: Any = []
-        nested = new
-        for _ in range(rng.choice((200, 5000, 100_000))):
-            inner: list[Any] = []
-            nested.append(inner)
-            nested = inner
+        new = f"{DEEP}{rng.choice((200, 5000, 100_000))}"
     elif roll < 0.2 and isinstance(doc, dict):
         path = (rng.choice(list(doc)),) if doc else ()
         if path:
@@ -110,6 +107,14 @@ def _wrong_type(doc: Any, rng: random.Random) -> tuple[Any, str]:
     else:
         new = rng.choice(WRONG_VALUES)
     return _replace(doc, path, new), f"wrong-type {list(path)}={str(new)[:20]!r}"
+
+
+def _deepen(text: str) -> str:
+    """The text with every DEEP marker replaced by lists nested that deep (too deep for the dumpers)."""
+    for depth in (200, 5000, 100_000):
+        for quote in ('"', "'", ""):
+            text = text.replace(f"{quote}{DEEP}{depth}{quote}", "[" * depth + "]" * depth)
+    return text
 
 
 def mutate_structured(path: Path, rng: random.Random) -> str | None:
@@ -123,24 +128,17 @@ def mutate_structured(path: Path, rng: random.Random) -> str | None:
                 return None
             n = rng.randrange(len(lines))
             lines[n], what = _wrong_type(lines[n], rng)
-            path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+            path.write_text(_deepen("".join(json.dumps(line) + "\n" for line in lines)))
             return f"line {n + 1}: {what}"
         if suffix == ".json":
             doc, what = _wrong_type(json.loads(text), rng)
-            path.write_text(json.dumps(doc))
+            path.write_text(_deepen(json.dumps(doc)))
             return what
         doc, what = _wrong_type(yaml.safe_load(text), rng)
-        path.write_text(_deep_yaml(doc))
+        path.write_text(_deepen(yaml.safe_dump(doc, sort_keys=False)))
         return what
     except (ValueError, yaml.YAMLError, RecursionError):
         return None
-
-
-def _deep_yaml(doc: Any) -> str:
-    try:
-        return yaml.safe_dump(doc, sort_keys=False)
-    except RecursionError:  # too deep for the dumper: JSON is YAML too
-        return json.dumps(doc) if len(str(doc)) < 10**7 else "[" * 100_000 + "]" * 100_000
 
 
 def mutate_case(root: Path, rng: random.Random, focus: Path | None = None) -> str:
