@@ -283,7 +283,9 @@ def _zip_export(path: Path) -> SequenceExport | None:
     try:
         with zipfile.ZipFile(path) as zf:
             names = zf.namelist()
-    except (OSError, zipfile.BadZipFile):
+    except (OSError, zipfile.BadZipFile) as exc:
+        if (path.parent / "binary_data").is_dir():  # beside its images: a damaged sequence export, say so
+            raise SourceError(f"{path}: damaged Viam sequence export (not a readable zip: {exc})") from exc
         return None
     if not {BINARY_TABLE, SEQUENCES_TABLE} <= set(names):
         return None

@@ -14,7 +14,7 @@ from robokit.cli import main
 from tests.fuzz.harness import FINDINGS, fuzz, summary
 from tests.fuzz.seeds import Seed, build_seeds
 
-BUDGET = 26  # cases in `make test`: two per seed kind of robokit's own (the fixtures run in `make fuzz`)
+BUDGET = 20  # cases in `make test`: one or two per seed kind of robokit's own (the fixtures run in `make fuzz`)
 
 
 @pytest.fixture(scope="module")
@@ -73,15 +73,17 @@ def test_lerobot_bad_video_skips_its_episode(two_episodes: Path, tmp_path: Path,
     assert any("lerobot_000000" in w and "unreadable" in w for w in job["warnings"])  # type: ignore[attr-defined]
 
 
-def test_damaged_viam_sequence_zip(seeds: dict[str, Seed], tmp_path: Path) -> None:
+def test_damaged_viam_sequence_zip(seeds: dict[str, Seed], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                   ) -> None:
     target = _case(seeds["viam-sequence"], tmp_path)
     for z in target.rglob("*.zip"):
         data = bytearray(z.read_bytes())
         data[len(data) // 2:] = bytes(len(data) - len(data) // 2)
         z.write_bytes(bytes(data))
-    rc, job = _convert(tmp_path, str(target))  # no exception escapes: a typed error, or warnings
-    assert (rc == 2 and not job) or job["warnings"]
-    assert main(["info", str(target)]) in (0, 2)
+    rc, job = _convert(tmp_path, str(target))
+    assert rc != 0 and "damaged Viam sequence export" in job["items"][0]["reason"]  # type: ignore[index]
+    assert main(["info", str(target)]) != 0
+    assert "not a readable zip" in capsys.readouterr().err
 
 
 def test_rlds_splits_of_wrong_type(seeds: dict[str, Seed], tmp_path: Path, capsys: pytest.CaptureFixture[str]
@@ -115,7 +117,7 @@ def test_manifest_line_of_wrong_types(seeds: dict[str, Seed], tmp_path: Path, ca
 
 def test_deeply_nested_json_and_yaml(seeds: dict[str, Seed], tmp_path: Path,
                                     capsys: pytest.CaptureFixture[str]) -> None:
-    deep = "[" * 100_000 + "]" * 100_000
+    deep = "[" * 5000 + "]" * 5000
     manifest = _case(seeds["manifest"], tmp_path)
     manifest.write_text(f'{{"data_path": "rec", "tags": {deep}}}\n')
     assert _convert(tmp_path, "--manifest", str(manifest))[0] == 2
