@@ -114,7 +114,8 @@ def robokit_writer(path: Path, recs: list[Record]) -> None:
         names[topic] = name
     topics = [Topic(topic, kinds[names[topic]], len(items), lambda items=items: iter(items))
               for topic, items in by_topic.items()]
-    write_file(path, topics, encoder_for("protobuf"), {}, None, recs[0][3])
+    with path.open("wb") as f:
+        write_file(f, topics, encoder_for("protobuf"), {}, None, recs[0][3])
 
 
 def naive_writer(path: Path, objects: list[tuple[str, int, ProtoMessage]]) -> None:
@@ -147,7 +148,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=20.0)
     ap.add_argument("--size", default="640x480")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = ap.parse_args()
+    global REPEAT
+    if args.smoke:
+        args.seconds, args.size, REPEAT = 0.5, "64x48", 1
     width, height = (int(v) for v in args.size.split("x"))
     ep = episode(args.seconds, width, height)
     tmp = Path(tempfile.mkdtemp(prefix="mcap-bench-"))

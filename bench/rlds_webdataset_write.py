@@ -117,7 +117,11 @@ def main() -> None:
     ap.add_argument("--child")
     ap.add_argument("--no-crc", action="store_true")
     ap.add_argument("--repeat", type=int, default=2, help="runs per variant; the fastest is reported")
+    ap.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = ap.parse_args()
+    global POOL
+    if args.smoke:
+        args.episodes, args.steps, args.repeat, POOL = 1, 4, 1, 4
     if args.child:
         child(args.child, args.episodes, args.steps, not args.no_crc)
         return
@@ -125,7 +129,7 @@ def main() -> None:
     rows = []
     for fmt, extra in (("rlds", ["--no-crc"]), ("rlds", []), ("webdataset", [])):
         cmd = [sys.executable, __file__, "--child", fmt, "--episodes", str(args.episodes), "--steps", str(args.steps),
-               *extra]
+               *extra, *(["--smoke"] if args.smoke else [])]
         runs = [json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines()[-1])
                 for _ in range(args.repeat)]
         rows.append(min(runs, key=lambda r: r["seconds"]))

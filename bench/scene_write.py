@@ -21,7 +21,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--density", type=float, nargs="+", default=[6000.0, 24000.0], help="splats per m²")
     parser.add_argument("--collision", default="convex-decomposition")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.density, args.collision = [300.0], "convex-hull"
     for density in args.density:
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)

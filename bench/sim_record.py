@@ -25,7 +25,10 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=3)
     parser.add_argument("--duration", type=float, default=6.0)
     parser.add_argument("--size", default="160x120")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.episodes, args.duration, args.size = 1, 0.5, "64x48"
     width, height = parse_size(args.size)
     spec = RecordSpec(duration_s=args.duration, width=width, height=height)
     with tempfile.TemporaryDirectory() as tmp:

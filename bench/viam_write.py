@@ -60,7 +60,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--episodes", type=int, default=8)
     parser.add_argument("--steps", type=int, default=600)
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = parser.parse_args()
+    if args.smoke:
+        args.episodes, args.steps = 1, 4
     eps = episodes(args.episodes, args.steps)
     import robokit
 

@@ -12,6 +12,8 @@ T = TypeVar("T")
 class RobokitError(Exception):
     """Base class: the CLI prints the message of these and exits non-zero, without a traceback."""
 
+    exit_code = 2  # the CLI's exit status: 2 for usage errors, 1 when the inputs could not be converted
+
 
 class SourceError(RobokitError):
     """A path is missing, unreadable, or not a recording robokit can read."""

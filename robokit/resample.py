@@ -61,7 +61,8 @@ class ResampledEpisode(Episode):
     """An Episode on a common grid; `resample_report` records how it was built and what was dropped."""
 
     def __init__(self, episode: Episode, report: ResampleReport) -> None:
-        super().__init__(episode.meta, episode.streams, skipped=episode.skipped, warnings=episode.warnings)
+        super().__init__(episode.meta, episode.streams, skipped=episode.skipped, warnings=episode.warnings,
+                         losses=episode.losses)
         self.resample_report = report
 
 

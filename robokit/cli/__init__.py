@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 
 import typer
@@ -28,16 +29,34 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code (usage errors: 2, like click)."""
     args = sys.argv[1:] if argv is None else argv
     if args[:1] == ["convert"] and ("--help" in args or "-h" in args):
-        convert.convert.__doc__ = f"{convert.convert.__doc__}\n\n{convert.format_options_help()}"
+        from rich.markup import escape  # choices such as [av1|h264] are not markup
+
+        convert.convert.__doc__ = f"{convert.convert.__doc__}\n\n{escape(convert.format_options_help())}"
     try:
         app(args=args, prog_name="robokit")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     except RobokitError as exc:
-        print(f"robokit: error: {exc}", file=sys.stderr)
-        return 2
+        print(f"robokit: error: {one_line(str(exc))}", file=sys.stderr)
+        return exc.exit_code
     except OSError as exc:  # the file system refused (a path that is a file, permissions, a full disk)
-        where = f": {exc.filename}" if exc.filename else ""
-        print(f"robokit: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        print(f"robokit: error: {os_error_line(exc)}", file=sys.stderr)
         return 1
     return 0
+
+
+def one_line(text: str) -> str:
+    """A message on one line (line breaks of wrapped library messages become spaces)."""
+    return " ".join(text.split())
+
+
+def os_error_line(exc: OSError) -> str:
+    """What the file system said, and where: `shutil` copies report a list of failures, the first one is shown."""
+    if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
+        first = exc.args[0][0]
+        src, dst, why = (*first, "", "", "")[:3] if isinstance(first, tuple) else ("", "", first)
+        more, where = len(exc.args[0]) - 1, str(dst or src)
+        text = str(why) if where in str(why) else f"{why}: {where}"
+        return one_line(text + (f" (and {more} more)" if more else ""))
+    where = f": {exc.filename}" if exc.filename else ""
+    return one_line(f"{exc.strerror or exc}{where}")

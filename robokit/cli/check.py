@@ -10,18 +10,20 @@ from typing import Annotated
 import typer
 
 from robokit.converters import available, get_converter
+from robokit.converters.consumers import consumer_of
 from robokit.errors import SourceError
 
-_COLUMNS = ("folder", "format", "result", "reason")
+_COLUMNS = ("folder", "format", "result", "checked by", "reason")
 
 
 @dataclass(frozen=True)
 class CheckRow:
-    """The outcome for one format folder: its problems (none: passed)."""
+    """The outcome for one format folder: who validated it and its problems (none: passed)."""
 
     folder: Path
     format: str
     problems: tuple[str, ...]
+    checked_by: str = "robokit"
 
     @property
     def passed(self) -> bool:
@@ -41,13 +43,24 @@ def format_folders(path: Path) -> list[tuple[Path, str]]:
     return found
 
 
-def run_check(folder: Path, name: str) -> CheckRow:
-    """Run the converter's own check; a crash of the consumer is a failure with its message, not a traceback."""
+def run_check(folder: Path, name: str, strict: bool = False) -> CheckRow:
+    """Run the converter's check (robokit's structure, then the real consumer when it imports); a crash is a
+    failure with its message, not a traceback. `strict`: a consumer that is not installed is a failure."""
+    converter = get_converter(name)
+    consumer = consumer_of(name, converter)
+    if consumer is None:
+        checked_by = "the format's own check"
+    elif consumer.available():
+        checked_by = f"robokit + {consumer.name}"
+    else:
+        checked_by = f"robokit only ({consumer.name} not installed)"
     try:
-        problems = get_converter(name).check(folder)
+        problems = converter.check(folder)
     except Exception as exc:  # the consumer failing to load the output is the finding
         problems = [f"check crashed: {type(exc).__name__}: {exc}"]
-    return CheckRow(folder, name, tuple(problems))
+    if strict and consumer is not None and not consumer.available():
+        problems = [*problems, f"--strict: {consumer.name} is not installed, so only robokit's structural check ran"]
+    return CheckRow(folder, name, tuple(problems), checked_by)
 
 
 def render_plain(rows: list[CheckRow]) -> str:
@@ -55,8 +68,8 @@ def render_plain(rows: list[CheckRow]) -> str:
     lines = [_COLUMNS]
     for r in rows:
         reasons = list(r.problems) or [""]
-        lines.append((str(r.folder), r.format, "pass" if r.passed else "FAIL", reasons[0]))
-        lines += [("", "", "", reason) for reason in reasons[1:]]
+        lines.append((str(r.folder), r.format, "pass" if r.passed else "FAIL", r.checked_by, reasons[0]))
+        lines += [("", "", "", "", reason) for reason in reasons[1:]]
     widths = [max(len(line[i]) for line in lines) for i in range(len(_COLUMNS) - 1)]
     return "\n".join("  ".join([*(c.ljust(w) for c, w in zip(line[:-1], widths, strict=True)), line[-1]]).rstrip()
                      for line in lines)
@@ -72,15 +85,18 @@ def render_rich(rows: list[CheckRow]) -> None:
         table.add_column(col)
     for r in rows:
         result = "[green]pass[/green]" if r.passed else "[red]FAIL[/red]"
-        table.add_row(escape(str(r.folder)), r.format, result, escape("\n".join(r.problems)))
+        table.add_row(escape(str(r.folder)), r.format, result, escape(r.checked_by), escape("\n".join(r.problems)))
     Console().print(table)
 
 
 def check(
     paths: Annotated[list[Path], typer.Argument(help="Output folders: DIR holding <format>/ subfolders, or one.")],
+    strict: Annotated[bool, typer.Option(help="Fail an output whose real consumer (lerobot, tensorflow_datasets, "
+                                              "webdataset, ...) is not installed.")] = False,
 ) -> None:
-    """Load every output folder with its real consumer and print pass/fail with the reasons; exit 1 on a failure."""
-    rows = [run_check(folder, name) for path in paths for folder, name in format_folders(path)]
+    """Check every output folder with robokit's structural check and, when installed, its real consumer; print
+    pass/fail, who checked it and the reasons; exit 1 on a failure."""
+    rows = [run_check(folder, name, strict) for path in paths for folder, name in format_folders(path)]
     if sys.stdout.isatty():
         render_rich(rows)
     else:

@@ -12,6 +12,7 @@ import typer
 from robokit.converters import available, get_converter
 from robokit.converters.registry import ExtraOption
 from robokit.errors import OptionError
+from robokit.limits import MAX_FPS, MAX_IMAGE_SIDE, MAX_WORKERS
 
 
 def format_options_help() -> str:
@@ -20,21 +21,17 @@ def format_options_help() -> str:
     for name in available():
         for opt in get_converter(name).extra_options:
             choices = f" [{'|'.join(opt.choices)}]" if opt.choices else ""
-            lines.append(f"  {opt.flag}{choices}  ({name}, default {opt.default!r}) {opt.help}")
+            valid = f", {opt.valid}" if opt.low is not None or opt.high is not None else ""
+            lines.append(f"  {opt.flag}{choices}  ({name}, default {opt.default!r}{valid}) {opt.help}")
     return "\n\n".join(lines) if len(lines) > 1 else ""
 
 
 def _coerce(opt: ExtraOption, raw: str | None) -> Any:
-    if opt.type is bool:
-        return raw is None or raw.lower() in ("1", "true", "yes", "on")
+    if opt.type is bool and raw is None:
+        return True
     if raw is None:
         raise OptionError(f"{opt.flag} needs a value")
-    if opt.choices and raw not in opt.choices:
-        raise OptionError(f"{opt.flag} {raw!r}: expected one of {', '.join(opt.choices)}")
-    try:
-        return opt.type(raw)
-    except ValueError as exc:
-        raise OptionError(f"{opt.flag} {raw!r}: expected {opt.type.__name__}") from exc
+    return opt.parse(raw)
 
 
 def split_extra(args: list[str], formats: list[str]) -> tuple[list[Path], dict[str, Any]]:
@@ -89,25 +86,35 @@ def convert(
                                                           "per format.")] = None,
     manifest: Annotated[Path | None, typer.Option(help="JSON Lines manifest (data_path, episode_id, ...).")] = None,
     config: Annotated[Path | None, typer.Option(help="YAML with the same options under training_export:.")] = None,
-    fps: Annotated[float | None, typer.Option(help="Output rate (default: slowest camera, else state).")] = None,
+    fps: Annotated[float | None, typer.Option(help=f"Output rate, above 0 up to {MAX_FPS:g} (default: slowest camera, "
+                                                   "else state).")] = None,
     resample: Annotated[str | None, typer.Option(help="nearest | linear (default: nearest).")] = None,
     cameras: Annotated[list[str] | None,
-                       typer.Option("--camera", help="Camera to keep, repeat for several (default: all).")] = None,
+                       typer.Option("--camera", help="Camera to keep, repeat for several; none for no "
+                                                     "camera (default: all).")] = None,
     state: Annotated[str | None, typer.Option(help="State channel (default: joints/position).")] = None,
-    action: Annotated[str | None, typer.Option(help="Action channel, e.g. joints/position_delta (default: none).")
-                      ] = None,
+    action: Annotated[str | None, typer.Option(
+        help="Action channel, e.g. joints/position_delta (default: the source's recorded action, if any).")] = None,
     poses: Annotated[list[str] | None, typer.Option("--pose", help="Pose channel to export (repeat).")] = None,
     frame: Annotated[str | None, typer.Option(help="Frame convention of poses (default: rayform).")] = None,
     quat_order: Annotated[str | None, typer.Option(help="xyzw | wxyz (default: xyzw).")] = None,
-    image_size: Annotated[str | None, typer.Option(help="Resize images to WxH, e.g. 320x240.")] = None,
-    robot_type: Annotated[str | None, typer.Option(help="Robot type stored with datasets.")] = None,
+    image_size: Annotated[str | None, typer.Option(help=f"Resize images to WxH, e.g. 320x240 (1 to {MAX_IMAGE_SIDE} "
+                                                        "per side; even for video).")] = None,
+    robot_type: Annotated[str | None, typer.Option(help="Robot type stored with datasets (text: no control "
+                                                        "characters).")] = None,
     task: Annotated[str | None, typer.Option(help="Keep only episodes whose task is TEXT.")] = None,
     set_task: Annotated[str | None, typer.Option(help="Task text for episodes (overrides the recording's).")] = None,
     shard: Annotated[str | None, typer.Option(help="Export only slice I/N of the inputs (0 <= I < N).")] = None,
-    allow_outside: Annotated[bool, typer.Option(help="Allow manifest paths outside its folder.")] = False,
-    overwrite: Annotated[bool, typer.Option(help="Replace a different export already in --out.")] = False,
+    allow_outside: Annotated[bool, typer.Option(
+        help="Allow manifest paths outside its folder, and dataset symlinks to outside theirs.")] = False,
+    overwrite: Annotated[bool, typer.Option(
+        help="Replace a different export already in --out, removing its formats this run does not write.")] = False,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Always convert; do not use or fill the cache.")] = False,
-    workers: Annotated[int, typer.Option(help="Parallel worker processes; 0: one per CPU.")] = 0,
+    no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip MCAP chunk CRC checks (faster on "
+                                                                "uncompressed chunks; damage goes unnoticed).")
+                         ] = False,
+    workers: Annotated[int, typer.Option(help=f"Parallel worker processes, up to {MAX_WORKERS}; 0: one per CPU."
+                                         )] = 0,
     executor: Annotated[str, typer.Option(help="local | ray.")] = "local",
     ray_address: Annotated[str | None, typer.Option(help="Address of an existing Ray cluster.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors.")] = False,
@@ -116,6 +123,7 @@ def convert(
     """Convert recordings into training datasets and scenes: many formats in one pass."""
     from robokit.cli.summary import print_summary
     from robokit.export import export
+    from robokit.export.job import unwritten
 
     cfg = _load_config(config)
     formats = list(to or cfg.pop("to", None) or cfg.pop("formats", None) or [])
@@ -145,6 +153,11 @@ def convert(
         bars = BarsProgress()
     job = export(paths, formats, dest, options, manifest=manifest, task=task, shard_spec=shard,
                  allow_outside=allow_outside, use_cache=not no_cache, workers=workers or os.cpu_count() or 1,
-                 executor=executor, ray_address=ray_address, log=log, progress=bars)
+                 executor=executor, ray_address=ray_address, log=log, progress=bars, verify=not no_verify)
     if not quiet:
         print_summary(job)
+    failed = unwritten(job.formats)
+    if failed:  # exit 1: some requested format produced nothing (the others were written)
+        print(f"robokit: error: {len(failed)} of {len(job.formats)} format(s) produced nothing: "
+              + "; ".join(f"{name}: {reason}" for name, reason in failed.items()).replace("\n", " "), file=sys.stderr)
+        raise typer.Exit(1)

@@ -29,7 +29,12 @@ def _heading(info: EpisodeInfo) -> str:
 
 def _notes(info: EpisodeInfo) -> list[str]:
     lines = [f"skipped {s.topic} ({s.msgtype}, {s.count} messages): {s.reason}" for s in info.skipped]
-    return lines + [f"warning: {w}" for w in info.warnings]
+    lines += [f"warning: {w}" for w in info.warnings]
+    if info.losses:
+        lost = sum(x.messages or 0 for x in info.losses)
+        lines.append(f"incomplete: {lost} message(s) of the recording lost" if lost else
+                     "incomplete: messages of the recording lost (count unknown)")
+    return lines
 
 
 def render_plain(info: EpisodeInfo) -> str:
@@ -63,12 +68,13 @@ def info(
         Path | None, typer.Option(help="YAML/JSON file mapping topic -> channel name.")
     ] = None,
     plot: Annotated[Path | None, typer.Option(help="Also draw a timeline PNG (one per episode).")] = None,
+    no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip MCAP chunk CRC checks.")] = False,
 ) -> None:
     """Show every stream of each recording: channel, kind, topic, count, rate, start, duration."""
     import robokit
     from robokit.plot import plot_timeline
 
-    episodes = robokit.open(sources, mapping=mapping)
+    episodes = robokit.open(sources, mapping=mapping, verify=not no_verify)
     infos = [ep.info() for ep in episodes]
     if plot is not None:
         for n, ep in enumerate(episodes):

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+TOLERANCE = 0.1  # rad (m for the gripper): a joint's max tracking error above this fails `robokit sim replay`
+
 if TYPE_CHECKING:
     from robokit.sim.replay import ReplayReport
 
@@ -66,21 +68,30 @@ def replay(
     state: Annotated[str, typer.Option(help="Recorded joint state channel.")] = "joints/position",
     interpolate: Annotated[bool, typer.Option(help="Ramp between actions instead of holding each one (for "
                                                    "datasets exported below the command rate).")] = False,
-    tolerance: Annotated[float | None, typer.Option(help="Exit 1 when a joint's max error exceeds this "
-                                                         "(rad; m for the gripper).")] = None,
+    tolerance: Annotated[float, typer.Option(help="Exit 1 when a joint's max error exceeds this (rad; m for the "
+                                                  "gripper); `inf` only reports.")] = TOLERANCE,
     as_json: Annotated[bool, typer.Option("--json", help="Print the reports as JSON.")] = False,
 ) -> None:
-    """Drive the model with the dataset's actions; report per-joint and end-effector tracking errors."""
+    """Drive the model with the dataset's actions; report per-joint and end-effector tracking errors.
+
+    A delta action of the state (as the dataset's action metadata says) is replayed as state + delta; exit 1
+    when a joint's error exceeds the tolerance.
+    """
+    from robokit.errors import OptionError
     from robokit.sim.replay import replay as run
 
+    if not tolerance >= 0:  # NaN would pass every comparison
+        raise OptionError(f"tolerance {tolerance}: expected a number of 0 or more (inf only reports)")
     reports = run(dataset, model, action, state, interpolate)
     if as_json:
         typer.echo(json.dumps([r.to_dict() for r in reports], indent=2))
     else:
         typer.echo("\n".join(_table(r) for r in reports))
-    worst = max(r.max_joint_error for r in reports)
-    if tolerance is not None and worst > tolerance:
-        typer.echo(f"robokit: joint tracking error {worst:.5f} exceeds the tolerance {tolerance:g}", err=True)
+    worst = max(reports, key=lambda r: r.max_joint_error)
+    if worst.max_joint_error > tolerance:
+        joint = max(zip(worst.joint_max, worst.joints, strict=True))[1]
+        typer.echo(f"robokit: joint tracking error {worst.max_joint_error:.5f} ({worst.episode}, {joint}) exceeds "
+                   f"the tolerance {tolerance:g}; --tolerance inf only reports", err=True)
         raise typer.Exit(1)
 
 

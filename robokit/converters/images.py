@@ -1,6 +1,8 @@
 """Camera frames as encoded JPEG/PNG bytes for writers that store images per step (RLDS, WebDataset).
 
-Recorded JPEG/PNG bytes pass through untouched when the chosen format matches; every frame's shape is
+Recorded JPEG/PNG bytes pass through untouched when the chosen format matches. With `auto`, frames decoded
+from a lossy source (a video such as LeRobot's MP4s) become JPEG: PNG would only store the codec's artefacts
+losslessly, many times larger; raw (lossless) frames become PNG. Every frame's shape is
 checked against the camera's first frame (from the image header, without decoding), so a stream whose
 size changes fails with a clear message instead of producing a dataset its consumers reject.
 """
@@ -17,11 +19,12 @@ from robokit.timeline import Frame, ImageStream
 
 IMAGE_FORMATS = ("auto", "jpeg", "png")
 IMAGE_OPTIONS = (  # shared by the writers that store encoded frames
-    ExtraOption("image_format", str, "auto", "Image encoding: auto keeps recorded JPEG/PNG, raw frames become PNG.",
-                IMAGE_FORMATS),
-    ExtraOption("jpeg_quality", int, 95, "JPEG quality when frames are encoded to JPEG."),
+    ExtraOption("image_format", str, "auto", "Image encoding: auto keeps recorded JPEG/PNG, frames decoded from "
+                "video (lossy) become JPEG, raw frames PNG.", IMAGE_FORMATS),
+    ExtraOption("jpeg_quality", int, 95, "JPEG quality when frames are encoded to JPEG.", low=1, high=100),
 )
 EXTENSIONS = {"jpeg": "jpg", "png": "png"}
+VIDEO = "video"  # the recorded format of frames decoded from a (lossy) video stream
 # PIL mode -> (channels, dtype) of what Frame.array() returns for it
 _MODES = {"1": (1, "uint8"), "L": (1, "uint8"), "P": (3, "uint8"), "RGB": (3, "uint8"), "YCbCr": (3, "uint8"),
           "CMYK": (3, "uint8"), "LA": (3, "uint8"), "RGBA": (4, "uint8"), "I;16": (1, "uint16"),
@@ -71,8 +74,17 @@ def image_format(value: object) -> str:
     return str(value)
 
 
+def recorded_format(stream: ImageStream) -> str:
+    """How a camera was recorded: `jpeg`/`png` bytes, `video` when its frames are decoded from a video, else raw."""
+    if stream.format in EXTENSIONS:
+        return stream.format
+    msgtype = stream.origin.msgtype if stream.origin is not None else ""
+    return VIDEO if msgtype.endswith("/video") or "CompressedVideo" in msgtype else stream.format
+
+
 def image_spec(name: str, first: Frame, recorded_format: str, requested: str) -> ImageSpec:
-    """The spec of a camera from its first frame: `auto` keeps a recorded JPEG/PNG, else PNG (lossless).
+    """The spec of a camera from its first frame: `auto` keeps a recorded JPEG/PNG, makes frames decoded from a
+    (lossy) video JPEG and anything else PNG (lossless).
 
     JPEG cannot hold 16-bit or 4-channel images, so those become PNG; float images (32FC1 depth) are refused.
     """
@@ -80,7 +92,9 @@ def image_spec(name: str, first: Frame, recorded_format: str, requested: str) ->
     if dtype not in ("uint8", "uint16"):
         raise ConversionError(f"camera {name}: {dtype} images cannot be stored as JPEG/PNG; "
                               "leave the camera out with `cameras`")
-    fmt = recorded_format if requested == "auto" and recorded_format in EXTENSIONS else requested
+    fmt = requested
+    if requested == "auto":
+        fmt = "jpeg" if recorded_format == VIDEO else recorded_format
     if fmt not in EXTENSIONS or dtype == "uint16" or channels == 4:
         fmt = "png"
     return ImageSpec(height, width, channels, dtype, fmt)
@@ -91,7 +105,7 @@ def camera_specs(p: PreparedEpisode, requested: str) -> dict[str, tuple[str, Ima
     specs = {}
     for channel, stream in sorted(p.cameras.items()):
         recorded = p.episode.streams[channel]  # before any resize: its stored format
-        fmt = recorded.format if isinstance(recorded, ImageStream) else "raw"
+        fmt = recorded_format(recorded) if isinstance(recorded, ImageStream) else "raw"
         specs[channel] = (camera_key(channel), image_spec(channel, first_frame(stream), fmt, requested))
     return specs
 

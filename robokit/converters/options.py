@@ -8,6 +8,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from robokit.errors import OptionError
+from robokit.limits import MAX_FPS, MAX_IMAGE_SIDE
 
 RESAMPLE_METHODS = ("nearest", "linear")
 
@@ -23,9 +24,24 @@ def parse_size(value: str | tuple[int, int] | list[int]) -> tuple[int, int]:
         if len(value) != 2:
             raise OptionError(f"image_size {value!r}: expected [width, height]")
         w, h = int(value[0]), int(value[1])
-    if w <= 0 or h <= 0:
-        raise OptionError(f"image_size {w}x{h}: width and height must be positive")
+    if not (0 < w <= MAX_IMAGE_SIDE and 0 < h <= MAX_IMAGE_SIDE):
+        raise OptionError(f"image_size {w}x{h}: width and height must be 1 to {MAX_IMAGE_SIDE}")
     return w, h
+
+
+def _check_texts(options: WriterOptions) -> None:
+    """Text options (robot type, task, channel names) are valid UTF-8 without control characters, bounded."""
+    from robokit.converters.registry import check_text
+
+    for name in ("state", "action", "robot_type", "task"):
+        value = getattr(options, name)
+        if value is not None and not isinstance(value, str):
+            raise OptionError(f"{name} {value!r}: expected text")
+        if value is not None:
+            check_text(name, value)
+    for name in ("cameras", "poses"):
+        for value in getattr(options, name) or ():
+            check_text(name, str(value))
 
 
 def camera_channel(name: str) -> str:
@@ -42,9 +58,9 @@ class WriterOptions:
 
     fps: float | None = None  # None: the slowest selected camera's rate, else the state's rate
     resample: Literal["nearest", "linear"] = "nearest"
-    cameras: tuple[str, ...] | None = None  # channel names; None: every camera
+    cameras: tuple[str, ...] | None = None  # channel names; None: every camera; () or ("none",): no camera
     state: str = "joints/position"
-    action: str | None = None  # e.g. "joints/position_delta"
+    action: str | None = None  # e.g. "joints/position_delta"; None: the source's recorded action, if any
     poses: tuple[str, ...] = ()  # pose channels to export as features, e.g. ("tf/tool0",)
     frame: str = "rayform"
     quat_order: str = "xyzw"
@@ -57,18 +73,19 @@ class WriterOptions:
     def __post_init__(self) -> None:
         from robokit.frames import CONVENTIONS, QUAT_ORDERS
 
-        if self.fps is not None and not (isinstance(self.fps, int | float) and self.fps > 0):
-            raise OptionError(f"fps {self.fps!r}: must be a positive number")
+        if self.fps is not None and not (isinstance(self.fps, int | float) and 0 < self.fps <= MAX_FPS):
+            raise OptionError(f"fps {self.fps!r}: expected a number above 0 up to {MAX_FPS:g}")
         if self.resample not in RESAMPLE_METHODS:
             raise OptionError(f"resample {self.resample!r}: expected one of {', '.join(RESAMPLE_METHODS)}")
         if self.frame not in CONVENTIONS:
             raise OptionError(f"frame {self.frame!r}: expected one of {', '.join(CONVENTIONS)}")
         if self.quat_order not in QUAT_ORDERS:
             raise OptionError(f"quat_order {self.quat_order!r}: expected one of {', '.join(QUAT_ORDERS)}")
-        if self.cameras is not None:
-            object.__setattr__(self, "cameras", tuple(camera_channel(c) for c in self.cameras))
+        if self.cameras is not None:  # ("none",): export without cameras
+            object.__setattr__(self, "cameras", tuple(camera_channel(c) for c in self.cameras if c != "none"))
         if self.image_size is not None:
             object.__setattr__(self, "image_size", parse_size(self.image_size))
+        _check_texts(self)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], extra_keys: tuple[str, ...] = ()) -> WriterOptions:

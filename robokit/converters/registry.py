@@ -7,13 +7,16 @@ third-party writers register through the `robokit.converters` entry-point group.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import math
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from robokit.errors import OptionError
+from robokit.limits import MAX_TEXT
 from robokit.timeline import Episode
 
 if TYPE_CHECKING:
@@ -39,7 +42,7 @@ class WriteResult:
 
     `episode_files` names the files holding each episode's samples (files under no episode, such as
     metadata and indexes, are shared); `episode_frames` each episode's frames. Writers that cannot tell
-    leave them empty.
+    leave them empty. Scene writers say what they wrote in `contents` (objects, splats, colliders, cameras).
     """
 
     files: list[str] = field(default_factory=list)
@@ -49,21 +52,95 @@ class WriteResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (episode id, reason)
     episode_files: dict[str, list[str]] = field(default_factory=dict)
     episode_frames: dict[str, int] = field(default_factory=dict)
+    contents: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class ExtraOption:
-    """A format-specific option (it lands in `WriterOptions.extra`); the CLI shows it in `convert --help`."""
+    """A format-specific option (it lands in `WriterOptions.extra`); the CLI shows it in `convert --help`.
+
+    Numbers are bounded by `low`..`high` (inclusive; `low` itself excluded when `above`), text by `choices`;
+    `check` (returning the value, or raising OptionError) adds what those cannot say. `parse` applies them all.
+    """
 
     name: str
     type: type
     default: Any
     help: str
     choices: tuple[str, ...] = ()
+    low: float | None = None
+    high: float | None = None
+    above: bool = False
+    check: Callable[[Any], Any] | None = None
 
     @property
     def flag(self) -> str:
         return "--" + self.name.replace("_", "-")
+
+    @property
+    def valid(self) -> str:
+        """The valid values in words, e.g. "an integer from 0 to 63" (for messages and `--help`)."""
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        kind = {bool: "true or false", int: "an integer", float: "a number"}.get(self.type, "text")
+        if self.low is not None and self.high is not None:
+            span = f"above {self.low:g} up to" if self.above else f"from {self.low:g} to"
+            return f"{kind} {span} {self.high:g}"
+        return kind
+
+    def parse(self, value: Any) -> Any:
+        """`value` (text from the shell, or a config/API value) as this option's type, checked; OptionError if not."""
+        if value is None and self.default is None:
+            return None
+        numeric = self.type in (int, float) and _number(value, float) is not None
+        bad = OptionError(f"{self.name} {value if numeric else repr(value)}: expected {self.valid}")
+        if self.type is bool:
+            if isinstance(value, str) and value.lower() in _TRUTH:
+                return _TRUTH[value.lower()]
+            if not isinstance(value, bool):
+                raise bad
+            return value
+        if self.type in (int, float):
+            parsed: Any = _number(value, self.type)
+            if parsed is None or (self.low is not None and (parsed < self.low or (self.above and parsed == self.low))) \
+                    or (self.high is not None and parsed > self.high):
+                raise bad
+        elif not isinstance(value, str) or (self.choices and value not in self.choices):
+            raise bad
+        else:
+            parsed = check_text(self.name, value)
+        return self.check(parsed) if self.check else parsed
+
+
+_TRUTH = {"1": True, "true": True, "yes": True, "on": True, "0": False, "false": False, "no": False, "off": False}
+
+
+def _number(value: Any, kind: type) -> int | float | None:
+    """A finite float, or an int (integral values only), from a number or its text; None when it is neither."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        number = float(value)
+        if not math.isfinite(number):
+            return None
+        if kind is float:
+            return number
+        return int(value) if isinstance(value, str) else int(number) if number.is_integer() else None
+    except (ValueError, OverflowError):
+        return None
+
+
+def check_text(name: str, value: str, limit: int = MAX_TEXT) -> str:
+    """Text options are valid UTF-8 without control characters and at most `limit` characters long."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise OptionError(f"{name}: not valid UTF-8 text") from None
+    if any(unicodedata.category(c) == "Cc" for c in value):
+        raise OptionError(f"{name} {value!r}: control characters are not allowed")
+    if len(value) > limit:
+        raise OptionError(f"{name}: {len(value)} characters, at most {limit} allowed")
+    return value
 
 
 class Converter(Protocol):
@@ -71,7 +148,9 @@ class Converter(Protocol):
 
     `consumes` is "episodes" (recordings, via `write`) or "scene" (scenes, via `write_scene`).
     `check` loads a written folder with the format's real consumer and returns the problems found
-    (an empty list means it passed); `robokit check` calls it.
+    (an empty list means it passed); `robokit check` calls it. A writer may also define
+    `check_options(options)`, raising OptionError for combinations its `extra_options` cannot express
+    (e.g. a crf beyond the chosen codec's range); it runs before any recording is read.
     """
 
     name: str
@@ -109,3 +188,22 @@ def get_converter(name: str) -> Converter:
         module, attr = spec.split(":")
         _instances[name] = getattr(importlib.import_module(module), attr)
     return _instances[name]
+
+
+def checked_options(formats: Sequence[str], options: WriterOptions) -> WriterOptions:
+    """`options` with every format option of `formats` parsed against its declaration, then each format's
+    own cross-checks run (an optional `check_options(options)`): usage errors surface before any work."""
+    declared: dict[str, list[ExtraOption]] = {}
+    for name in formats:
+        for opt in get_converter(name).extra_options:
+            declared.setdefault(opt.name, []).append(opt)
+    extra = dict(options.extra)
+    for key, value in options.extra.items():
+        for opt in declared.get(key, ()):
+            extra[key] = opt.parse(value)
+    checked = replace(options, extra=extra)
+    for name in formats:
+        check = getattr(get_converter(name), "check_options", None)
+        if check is not None:
+            check(checked)
+    return checked

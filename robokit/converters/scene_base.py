@@ -24,6 +24,7 @@ class SceneConverter:
     name = "scene"
     consumes = "scene"
     target_convention = "rayform"  # the consumer's own frame convention (Z-up FLU world)
+    writes_splats = True
 
     def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:
         raise ConversionError(f"{self.name} writes simulator scenes: give a scene input (SCENE.yaml, SPLAT.ply or a "
@@ -31,7 +32,10 @@ class SceneConverter:
 
     def start_result(self, prepared: PreparedScene, options: WriterOptions) -> WriteResult:
         """A WriteResult carrying the preparation's notes and what was left out (named, with reasons)."""
-        result = WriteResult(episodes=prepared.scene.episodes)
+        scene = prepared.scene
+        result = WriteResult(episodes=scene.episodes, contents={
+            "objects": len(prepared.objects), "splats": len(scene.splats) if self.writes_splats else 0,
+            "colliders": sum(len(o.shapes.pieces) for o in prepared.objects), "cameras": len(scene.cameras)})
         if lookup(options.frame).world.tolist() != np.eye(3).tolist():
             result.warnings.append(f"frame {options.frame!r} ignored: {self.name} scenes are written in the "
                                    f"{self.target_convention} convention (Z up, X forward)")

@@ -30,13 +30,19 @@ class EpisodeContext:
         self.episode = episode
         self.index = index
         self._prepared: dict[str, PreparedEpisode] = {}
+        self._asked: set[str] = set()  # the prepared episodes the current format used (for its notes)
         self._images: dict[tuple[str, Any, int], list[bytes]] = {}
 
     def prepared(self, options: WriterOptions) -> PreparedEpisode:
         key = repr(options)
+        self._asked.add(key)
         if key not in self._prepared:
             self._prepared[key] = prepare(self.episode, options)
         return self._prepared[key]
+
+    def notes(self) -> list[str]:
+        """What `prepare` chose by default (the state channel, the fps) for the current format, once each."""
+        return list(dict.fromkeys(n for key in sorted(self._asked) for n in self._prepared[key].notes))
 
     def images(self, channel: str, stream: ImageStream, spec: Any, quality: int) -> list[bytes]:
         """Every frame of `stream` encoded as `spec` says (see `images.encoded_frames`), encoded once."""
@@ -84,8 +90,9 @@ def encode_safely(conv: StreamingConverter, ctx: EpisodeContext, plan: Any) -> E
     """`conv.encode`, an unconvertible episode (a typed error: missing channel, no overlap to resample; or a
     library refusing damaged input: a corrupt or missing video) becoming an Encoded with its reason; other
     errors (a full disk, a bug) abort."""
+    ctx._asked.clear()
     try:
-        return conv.encode(ctx, plan)
+        part = conv.encode(ctx, plan)
     except RobokitError as exc:
         return Encoded(ctx.index, ctx.episode.id, error=str(exc))
     except Exception as exc:
@@ -93,6 +100,8 @@ def encode_safely(conv: StreamingConverter, ctx: EpisodeContext, plan: Any) -> E
         if error is None:
             raise
         return Encoded(ctx.index, ctx.episode.id, error=str(error))
+    part.warnings += ctx.notes()
+    return part
 
 
 def write_streaming(conv: StreamingConverter, episodes: Sequence[Episode], out_dir: Path,
@@ -112,7 +121,7 @@ def accepted(fmt: str, parts: Iterable[Encoded], result: WriteResult) -> Iterato
     first: Encoded | None = None
     error = ""
     for part in parts:
-        result.warnings += part.warnings
+        result.warnings += [w for w in part.warnings if w not in result.warnings]  # announcements come once
         if not part.error and first is not None and part.signature != first.signature:
             part.error = (f"episode {part.episode_id}: {describe_difference(part.signature, first.signature)} "
                           f"than episode {first.episode_id}")

@@ -16,6 +16,12 @@ from robokit.errors import ConversionError, OptionError
 
 # user-facing codec name -> (PyAV encoder, canonical decoder name as stored in metadata)
 CODECS = {"av1": ("libsvtav1", "av1"), "h264": ("libx264", "h264")}
+MAX_CRF = {"av1": 63, "h264": 51}  # libx264 silently clamps higher values to 51
+MAX_FPS = {"av1": 240}  # libsvtav1 refuses to open above it
+MAX_GOP = 1000  # keyframe interval in frames
+X264_PRESETS = ("ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow",
+                "placebo")
+SVTAV1_PRESETS = tuple(str(p) for p in range(14))
 
 
 @dataclass(frozen=True)
@@ -32,10 +38,20 @@ class VideoSettings:
     def __post_init__(self) -> None:
         if self.codec not in CODECS:
             raise OptionError(f"codec {self.codec!r}: expected one of {', '.join(CODECS)}")
-        if not 0 <= self.crf <= 63:
-            raise OptionError(f"crf {self.crf}: expected 0..63")
-        if self.gop < 1:
-            raise OptionError(f"gop {self.gop}: must be at least 1")
+        if not 0 <= self.crf <= MAX_CRF[self.codec]:
+            raise OptionError(f"crf {self.crf}: expected 0 to {MAX_CRF[self.codec]} for {self.codec}")
+        if not 1 <= self.gop <= MAX_GOP:
+            raise OptionError(f"gop {self.gop}: expected 1 to {MAX_GOP}")
+        presets = X264_PRESETS if self.encoder == "libx264" else SVTAV1_PRESETS
+        if self.preset is not None and str(self.preset) not in presets:
+            raise OptionError(f"preset {self.preset!r}: expected one of {', '.join(presets)} for {self.codec}")
+
+    def check_fps(self, fps: float) -> None:
+        """Refuse a rate the encoder cannot open (libsvtav1: at most 240 fps)."""
+        limit = MAX_FPS.get(self.codec)
+        if limit is not None and fps > limit:
+            raise OptionError(f"fps {fps:g}: {self.codec} video is at most {limit} fps; pass --codec h264 or a lower "
+                              "--fps")
 
     @property
     def encoder(self) -> str:

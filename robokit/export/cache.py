@@ -1,11 +1,13 @@
 """Export cache: a format's output keyed by (source digests, format, options, robokit version).
 
-Entries are complete folders renamed into place, so a killed export never becomes a hit; hits are
-materialised with hard links (a copy where links are impossible).
+Entries are complete folders renamed into place, so a killed export never becomes a hit. Entries and the
+outputs made from them are independent copies (reflinks where the file system has them), never hard links:
+editing an output in place cannot change the cache.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -15,6 +17,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from robokit.converters.staging import staged_dir, staging_prefix, sweep_stale
 
 
 def default_root() -> Path:
@@ -40,14 +44,21 @@ class CacheEntry:
         return sum(f.stat().st_size for f in (self.path / "output").rglob("*") if f.is_file())
 
 
-def _copy_tree(src: Path, dst: Path) -> None:
-    def link(s: str, d: str) -> None:
-        try:
-            os.link(s, d)
-        except OSError:
-            shutil.copy2(s, d)
+_FICLONE = 0x40049409  # Linux ioctl: share the blocks copy-on-write (btrfs, XFS)
 
-    shutil.copytree(src, dst, copy_function=link)
+
+def _copy_file(src: str, dst: str) -> None:
+    """A reflink when the file system can, else a byte copy; never a hard link."""
+    try:
+        with open(src, "rb") as fi, open(dst, "wb") as fo:
+            fcntl.ioctl(fo.fileno(), _FICLONE, fi.fileno())
+    except OSError:
+        shutil.copyfile(src, dst)
+    shutil.copystat(src, dst)
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    shutil.copytree(src, dst, copy_function=_copy_file, dirs_exist_ok=True)
 
 
 class ExportCache:
@@ -65,15 +76,20 @@ class ExportCache:
         return CacheEntry(key, path, meta) if (path / "output").is_dir() else None
 
     def materialise(self, entry: CacheEntry, dst: Path) -> None:
-        """Place a cached output at `dst` (which must not exist)."""
-        _copy_tree(entry.path / "output", dst)
+        """Place a copy of a cached output at `dst`, replacing what is there only once the copy is complete."""
+        with staged_dir(dst, overwrite=True) as tmp:
+            _copy_tree(entry.path / "output", tmp)
 
     def put(self, key: str, output: Path, meta: dict[str, Any]) -> None:
-        """Store a finished output folder under `key`, atomically; an existing entry is kept."""
+        """Store a copy of a finished output folder under `key`, atomically; an existing entry is kept.
+
+        OSError when the cache cannot take it (full, unwritable): callers warn and carry on.
+        """
         self.root.mkdir(parents=True, exist_ok=True)
         if (self.root / key).exists():
             return
-        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.partial-", dir=self.root))
+        sweep_stale(self.root)
+        tmp = Path(tempfile.mkdtemp(prefix=staging_prefix(key), dir=self.root))
         try:
             _copy_tree(output, tmp / "output")
             (tmp / "entry.json").write_text(json.dumps({**meta, "created": time.time()}, indent=2, default=str))
@@ -96,6 +112,7 @@ class ExportCache:
             if key is None or entry.key.startswith(key):
                 shutil.rmtree(entry.path)
                 gone += 1
-        for partial in self.root.glob(".*.partial-*") if self.root.is_dir() else []:
-            shutil.rmtree(partial, ignore_errors=True)
+        sweep_stale(self.root)
+        if key is None:
+            shutil.rmtree(self.root / ".digests", ignore_errors=True)
         return gone

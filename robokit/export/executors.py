@@ -7,6 +7,10 @@ memory stays bounded and the assembled output equals the serial one.
 from __future__ import annotations
 
 import multiprocessing
+import os
+import select
+import threading
+import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -15,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from robokit.converters import get_converter
+from robokit.converters.staging import alive
 from robokit.converters.streaming import Encoded, EpisodeContext, encode_safely
 from robokit.errors import ConversionError, OptionError
 from robokit.export.items import EpisodeRef, open_item
@@ -44,10 +49,10 @@ _opened: dict[str, list[Episode]] = {}  # per worker process: the last item open
 
 def encode_task(task: EpisodeTask) -> list[Encoded]:
     """Open the task's episode again (episodes do not pickle) and encode it; runs in a worker."""
-    key = repr(task.ref.item)
+    key = repr((task.ref.item, task.ref.verify))
     if key not in _opened:
         _opened.clear()
-        _opened[key] = open_item(task.ref.item)
+        _opened[key] = open_item(task.ref.item, task.ref.verify)
     return encode_all(EpisodeContext(_opened[key][task.ref.position], task.index), task.jobs)
 
 
@@ -64,10 +69,32 @@ def check_executor(executor: str) -> None:
         raise OptionError(f"executor {executor!r}: expected one of {', '.join(EXECUTORS)}")
 
 
+def watch_parent(pid: int) -> None:
+    """Worker initializer: exit as soon as process `pid` (the export) is gone, even when it was killed with -9,
+    instead of waiting forever on its queue (and keeping the forkserver alive)."""
+
+    def watch() -> None:
+        try:
+            fd = os.pidfd_open(pid)  # Linux: readable once the process has exited
+        except ProcessLookupError:
+            os._exit(1)
+        except (AttributeError, OSError):
+            fd = -1
+        if fd >= 0:
+            select.select([fd], [], [])
+        else:
+            while alive(pid):
+                time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="robokit-parent-watch", daemon=True).start()
+
+
 def _local(tasks: Sequence[EpisodeTask], workers: int) -> Iterator[list[Encoded]]:
     # forkserver: the parent runs assembler threads, and forking a threaded process can deadlock
     context = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(max_workers=max(1, min(workers, len(tasks))), mp_context=context) as pool:
+    with ProcessPoolExecutor(max_workers=max(1, min(workers, len(tasks))), mp_context=context,
+                             initializer=watch_parent, initargs=(os.getpid(),)) as pool:
         pending: deque[Future[list[Encoded]]] = deque()
         try:
             for task in tasks:

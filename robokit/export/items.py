@@ -4,15 +4,33 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from robokit.errors import RobokitError, reading
 from robokit.export.manifest import ManifestItem
 from robokit.timeline import Episode
+from robokit.timeline.losses import lost_messages
 
 Log = Callable[[str], None]
+
+
+@dataclass
+class EpisodeReport:
+    """What the reader delivered of one episode: `complete` unless messages were lost (how many, why)."""
+
+    id: str
+    complete: bool = True
+    lost_messages: int = 0  # known to be lost; a loss without a count (e.g. a cut file) adds nothing
+    losses: list[dict[str, Any]] = field(default_factory=list)  # topic, reason, messages (None: unknown)
+    warnings: list[str] = field(default_factory=list)
+
+
+def episode_report(ep: Episode) -> EpisodeReport:
+    """The reader's account of one opened episode."""
+    return EpisodeReport(ep.id, ep.complete, lost_messages(ep.losses), [asdict(x) for x in ep.losses],
+                         list(ep.warnings))
 
 
 @dataclass
@@ -28,15 +46,26 @@ class ItemReport:
     frames: dict[str, int] = field(default_factory=dict)
     files: dict[str, list[str]] = field(default_factory=dict)
     seconds: float = 0.0
+    complete: bool = True  # every episode read in full (see episode_reports)
+    lost_messages: int = 0
+    warnings: list[str] = field(default_factory=list)  # the reader's, per episode
+    episode_reports: list[EpisodeReport] = field(default_factory=list)
+
+    def add_episode(self, report: EpisodeReport, many: bool) -> None:
+        """Count one episode's reader report into the item's (warnings prefixed by the episode when `many`)."""
+        self.episode_reports.append(report)
+        self.complete = self.complete and report.complete
+        self.lost_messages += report.lost_messages
+        self.warnings += [f"episode {report.id}: {w}" if many else w for w in report.warnings]
 
 
-def open_item(item: ManifestItem, note: Log | None = None) -> list[Episode]:
+def open_item(item: ManifestItem, verify: bool = True, note: Log | None = None) -> list[Episode]:
     """Episodes of one item with its manifest overrides applied; the index pass runs here. An episode that
     cannot be read is left out (told to `note`) unless none can, so one bad episode never sinks the others."""
     import robokit
 
     with reading(str(item.data_path)):
-        episodes = robokit.open(item.data_path)
+        episodes = robokit.open(item.data_path, verify=verify, allow_outside=item.allow_outside)
     out = []
     failures: list[str] = []
     for n, ep in enumerate(episodes):
@@ -67,10 +96,12 @@ def open_item(item: ManifestItem, note: Log | None = None) -> list[Episode]:
 
 @dataclass(frozen=True)
 class EpisodeRef:
-    """Where an episode comes from, so another process can open it again: item, position in the item."""
+    """Where an episode comes from, so another process can open it again: item, position in the item,
+    and whether chunks are verified (so it reads the same messages)."""
 
     item: ManifestItem
     position: int
+    verify: bool = True
 
 
 @dataclass
@@ -83,8 +114,10 @@ class Inputs:
     scene_paths: list[Path]
 
 
-def read_items(items: Sequence[ManifestItem], task: str | None, note: Log) -> Inputs:
-    """Open every item (index pass included); unreadable ones are skipped with their reason."""
+def read_items(items: Sequence[ManifestItem], task: str | None, note: Log, verify: bool = True) -> Inputs:
+    """Open every item (index pass included); unreadable ones are skipped with their reason.
+
+    Every reader warning (truncation, damage, lost or undecodable messages) is logged with its episode."""
     from robokit.export.scenes import is_scene_input
 
     inputs = Inputs([], [], [], [])
@@ -97,7 +130,7 @@ def read_items(items: Sequence[ManifestItem], task: str | None, note: Log) -> In
             rep.kind, rep.episodes = "scene", [item.data_path.stem]
             continue
         try:
-            eps = list(enumerate(open_item(item, note)))
+            eps = list(enumerate(open_item(item, verify, note)))
         except RobokitError as exc:
             rep.status, rep.reason = "skipped", str(exc)
             note(f"warning: skipped {item.label}: {exc}")
@@ -111,6 +144,18 @@ def read_items(items: Sequence[ManifestItem], task: str | None, note: Log) -> In
         rep.seconds = time.perf_counter() - t0
         for n, e in eps:
             note(f"read {item.label}: episode {e.id}, {len(e.streams)} streams, {e.duration_s:.1f} s")
+            _report_reading(rep, e, len(eps) > 1, note)
             inputs.episodes.append(e)
-            inputs.refs.append(EpisodeRef(item, n))
+            inputs.refs.append(EpisodeRef(item, n, verify))
     return inputs
+
+
+def _report_reading(rep: ItemReport, ep: Episode, many: bool, note: Log) -> None:
+    """Log an episode's reader warnings and losses and add them to its item's report."""
+    er = episode_report(ep)
+    rep.add_episode(er, many)
+    for w in er.warnings:
+        note(f"warning: {rep.label}: episode {ep.id}: {w}")
+    if not er.complete:
+        count = f"{er.lost_messages} message(s)" if er.lost_messages else "an unknown number of messages"
+        note(f"warning: {rep.label}: episode {ep.id} is incomplete: {count} of the recording lost")

@@ -10,24 +10,25 @@ warning naming the item and the reason; the export fails only when nothing conve
 from __future__ import annotations
 
 import json
-import shutil
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from robokit.converters import get_converter
 from robokit.converters.options import WriterOptions
-from robokit.converters.registry import WriteResult
+from robokit.converters.registry import WriteResult, checked_options
 from robokit.converters.streaming import StreamingConverter
 from robokit.digest import source_digest
 from robokit.errors import ConversionError, OptionError, RobokitError
 from robokit.export.cache import ExportCache, cache_key
 from robokit.export.executors import check_executor
+from robokit.export.folder import check_inputs, earlier_formats, exclusive, remove_formats
 from robokit.export.items import Inputs, ItemReport, Log, read_items
 from robokit.export.manifest import items_from_paths, read_manifest, shard
 from robokit.export.progress import NoProgress, Progress
+from robokit.limits import MAX_WORKERS
 from robokit.timeline import Episode
 
 EXPORT_JSON = "export.json"
@@ -36,6 +37,12 @@ EXPORT_LOG = "export.log"
 
 class ExportError(RobokitError):
     """Nothing could be converted, or the destination holds another export."""
+
+
+class NothingConverted(ExportError):
+    """Every requested format failed: the inputs, not the command line, are at fault (exit 1, not 2)."""
+
+    exit_code = 1
 
 
 @dataclass
@@ -55,6 +62,7 @@ class FormatReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (episode id, reason)
     episode_files: dict[str, list[str]] = field(default_factory=dict)  # see WriteResult
     episode_frames: dict[str, int] = field(default_factory=dict)
+    contents: dict[str, int] = field(default_factory=dict)  # see WriteResult (scene writers)
 
 
 @dataclass
@@ -62,7 +70,7 @@ class ExportJob:
     """The result of `export()`; `wait()` returns it (exports run to completion before returning)."""
 
     dest: str
-    status: str
+    status: str  # done: every format wrote | partial: some format produced nothing | failed: nothing converted
     items: list[ItemReport]
     formats: dict[str, FormatReport]
     warnings: list[str]
@@ -105,6 +113,11 @@ def _scene_sources(paths: Sequence[Path]) -> list[dict[str, Any]]:
     return out
 
 
+def _out_record(name: str, dest: Path) -> dict[str, str]:
+    """The destination, for writers whose output names it (Viam binary `image_path`): part of their cache key."""
+    return {"out_dir": dest.as_posix()} if getattr(get_converter(name), "names_out_dir", False) else {}
+
+
 def _previous(dest: Path) -> dict[str, Any]:
     try:
         data: dict[str, Any] = json.loads((dest / EXPORT_JSON).read_text())
@@ -126,9 +139,11 @@ def _reuse(name: str, key: str, out: Path, options: WriterOptions, cache: Export
     if entry is None:
         return None
     start = time.perf_counter()
-    if out.exists():
-        shutil.rmtree(out)
-    cache.materialise(entry, out)  # type: ignore[union-attr]
+    try:
+        cache.materialise(entry, out)  # type: ignore[union-attr]
+    except OSError as exc:
+        log(f"warning: {name}: cache entry {key[:12]} unreadable ({exc.strerror or exc}); converting instead")
+        return None
     log(f"{name}: cache hit {key[:12]}, {entry.meta.get('episodes', 0)} episode(s) reused without converting")
     return FormatReport(**{**entry.meta["report"], "status": "cached", "cache_key": key,
                            "seconds": time.perf_counter() - start})
@@ -140,14 +155,20 @@ def _written(name: str, key: str, result: WriteResult, out: Path, seconds: float
     report = FormatReport(name, episodes=result.episodes, frames=result.frames, files=result.files,
                           warnings=list(result.warnings), cache_key=key, seconds=seconds,
                           skipped=list(result.skipped), episode_files=result.episode_files,
-                          episode_frames=result.episode_frames)
+                          episode_frames=result.episode_frames, contents=result.contents)
     report.bytes = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
-    log(f"{name}: wrote {report.episodes} episode(s), {report.frames} frames, {report.bytes / 1e6:.1f} MB "
-        f"in {seconds:.1f} s ({report.frames / max(seconds, 1e-9):.0f} frames/s)")
+    if report.contents:
+        log(f"{name}: wrote {contents_text(report.contents)}, {report.bytes / 1e6:.1f} MB in {seconds:.1f} s")
+    else:
+        log(f"{name}: wrote {report.episodes} episode(s), {report.frames} frames, {report.bytes / 1e6:.1f} MB "
+            f"in {seconds:.1f} s ({report.frames / max(seconds, 1e-9):.0f} frames/s)")
     for w in result.warnings:
         log(f"warning: {name}: {w}")
     if cache is not None:
-        cache.put(key, out, {"format": name, "episodes": report.episodes, "report": asdict(report)})
+        try:
+            cache.put(key, out, {"format": name, "episodes": report.episodes, "report": asdict(report)})
+        except OSError as exc:  # a full or unwritable cache costs the next run time, never this export
+            log(f"warning: {name}: not cached ({exc.strerror or exc}: {exc.filename or cache.root})")
     return report
 
 
@@ -223,13 +244,16 @@ def export(
     ray_address: str | None = None,
     log: Log | None = None,
     progress: Progress | None = None,
+    verify: bool = True,
 ) -> ExportJob:
     """Convert recordings (paths or a manifest) into every format in `formats`, one subfolder each.
 
     `dest` may be a local path or an fsspec URL (written to a local staging folder, uploaded at the
     end). With `workers > 1` (or `executor="ray"`) episodes are encoded in worker processes (Ray tasks)
     and assembled in input order, so the output equals the serial one. `progress` is told about every
-    episode each format assembles.
+    episode each format assembles. `verify=False` skips chunk CRC checks when reading.
+    Options are checked before anything is read (OptionError); the job's
+    status is "partial" when some format produced nothing, and ExportError is raised when nothing converted.
     """
     from robokit import __version__
     from robokit.export.destination import Destination
@@ -248,6 +272,9 @@ def export(
         get_converter(name)
     extra_keys = tuple(o.name for n in formats for o in get_converter(n).extra_options)
     opts = options if isinstance(options, WriterOptions) else WriterOptions.from_mapping(options or {}, extra_keys)
+    opts = checked_options(formats, opts)
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
+        raise OptionError(f"workers {workers!r}: expected an integer from 1 to {MAX_WORKERS}")
     items = items_from_paths(Path(s) for s in sources)
     if manifest is not None:
         more, warnings = read_manifest(Path(manifest), allow_outside)
@@ -260,13 +287,18 @@ def export(
         items = shard(items, shard_spec)
     check_executor(executor)
     cache = ExportCache(cache_root) if use_cache else None
-    with Destination(str(dest)) as target:
+    if allow_outside:
+        items = [replace(i, allow_outside=True) for i in items]
+    with Destination(str(dest)) as target, exclusive(target.local, note):
         dest_path = target.local
-        inputs = read_items(items, task, note)
         previous = _previous(dest_path)
-        dest_path.mkdir(parents=True, exist_ok=True)
-        keys = {name: cache_key(name, _options_record(opts), _format_sources(inputs.episodes)
-                                + _scene_sources(inputs.scene_paths), __version__) for name in formats}
+        earlier = earlier_formats(previous, dest_path, formats) if opts.overwrite else []
+        if opts.overwrite:
+            check_inputs([i.data_path for i in items], [dest_path / n for n in [*formats, *earlier]])
+        inputs = read_items(items, task, note, verify)
+        keys = {name: cache_key(name, {**_options_record(opts), **_out_record(name, dest_path), "verify": verify},
+                                _format_sources(inputs.episodes) + _scene_sources(inputs.scene_paths), __version__)
+                for name in formats}
         format_reports: dict[str, FormatReport] = {}
         for name in formats:
             reused = _reuse(name, keys[name], dest_path / name, opts, cache, previous, note)
@@ -277,19 +309,22 @@ def export(
                                  progress or NoProgress())
         for name, (result, seconds) in outcomes.items():
             if isinstance(result, RobokitError):
-                format_reports[name] = FormatReport(name, status="failed", reason=str(result), cache_key=keys[name])
-                note(f"warning: {name}: {result}")
+                reason = str(result).removeprefix(f"{name}: ")
+                format_reports[name] = FormatReport(name, status="failed", reason=reason, cache_key=keys[name])
+                note(f"warning: {name}: {reason}")
             else:
                 format_reports[name] = _written(name, keys[name], result, dest_path / name, seconds, cache, note)
         format_reports = {name: format_reports[name] for name in formats}
         for fr in format_reports.values():
             _attribute(fr, inputs.reports, note)
         job = _finish(inputs.reports, format_reports, messages, opts, str(dest), started)
-        (dest_path / EXPORT_JSON).write_text(json.dumps(job.to_dict(), indent=2, default=str))
-        (dest_path / EXPORT_LOG).write_text("\n".join(messages) + ("\n" if messages else ""))
+        if job.status != "failed":
+            remove_formats(dest_path, earlier, note)
+        _write_atomic(dest_path / EXPORT_JSON, json.dumps(job.to_dict(), indent=2, default=str))
+        _write_atomic(dest_path / EXPORT_LOG, "\n".join(messages) + ("\n" if messages else ""))
         if job.status == "failed":
             reasons = "; ".join(f"{r.label}: {r.reason}" for r in inputs.reports) or "no items"
-            raise ExportError(f"nothing converted ({reasons})")
+            raise NothingConverted(f"nothing converted ({reasons})")
         target.publish()
     return job
 
@@ -323,9 +358,33 @@ def _finish(reports: list[ItemReport], formats: dict[str, FormatReport], message
             rep.status = "skipped"
             rep.reason = rep.reason or "; ".join(f"{n}: {f.reason}" for n, f in formats.items() if f.reason) \
                 or "no format accepted it"
-    return ExportJob(dest, "done" if converted else "failed", reports, formats,
+    status = "failed" if not converted else "partial" if unwritten(formats) else "done"
+    return ExportJob(dest, status, reports, formats,
                      [m for m in messages if m.startswith("warning")], _options_record(opts),
                      time.perf_counter() - started)
+
+
+def unwritten(formats: Mapping[str, FormatReport]) -> dict[str, str]:
+    """The requested formats that produced nothing (failed, or no episode from a recording format), and why."""
+    return {name: r.reason or "no episode written" for name, r in formats.items()
+            if r.status == "failed" or (r.episodes == 0 and get_converter(name).consumes == "episodes")}
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Replace `path` only once the new text is fully written (a full disk leaves the previous file intact)."""
+    tmp = path.with_name(f".{path.name}.partial")
+    try:
+        tmp.write_text(text)
+        tmp.replace(path)
+    except OSError as exc:  # name the file the user knows, not the temporary one
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def contents_text(contents: dict[str, int]) -> str:
+    """What a scene writer wrote, in words: "2 object(s), 1 splat(s), 5 collider(s), 0 camera(s)"."""
+    return ", ".join(f"{n} {kind.removesuffix('s')}(s)" for kind, n in contents.items())
 
 
 def summary_rows(job: ExportJob) -> list[tuple[str, ...]]:

@@ -24,6 +24,7 @@ class ManifestItem:
     segment: tuple[int, int] | None = None
     tags: dict[str, str] = field(default_factory=dict)
     line: int = 0
+    allow_outside: bool = False  # dataset files may be symlinks to outside their folder
 
     @property
     def label(self) -> str:

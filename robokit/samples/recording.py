@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from robokit.errors import RobokitError
+from robokit.errors import OptionError
+from robokit.limits import MAX_EPISODES
 from robokit.samples.bagwriter import (
     START_NS,
     BagWriter,
@@ -132,6 +133,10 @@ def write_sample_bag(out: Path, spec: SampleSpec = SampleSpec(), episode: int = 
 
 def write_samples(out_dir: Path, episodes: int = 2, spec: SampleSpec = SampleSpec()) -> list[Path]:
     """Write `episodes` sample bags as `out_dir/episode_NNN/` and return their paths."""
-    if episodes < 1:
-        raise RobokitError("episodes must be at least 1")
+    if not 1 <= episodes <= MAX_EPISODES:
+        raise OptionError(f"episodes {episodes}: expected 1 to {MAX_EPISODES}")
+    if not 0 < spec.duration_s <= 3600:
+        raise OptionError(f"duration {spec.duration_s:g} s: expected above 0 up to 3600 seconds")
+    if not (0 < spec.width <= 4096 and 0 < spec.height <= 4096):
+        raise OptionError(f"image size {spec.width}x{spec.height}: width and height must be 1 to 4096")
     return [write_sample_bag(out_dir / f"episode_{i:03d}", spec, i) for i in range(episodes)]

@@ -78,6 +78,10 @@ def load_scene(paths: Sequence[Path], episodes: Sequence[Episode], options: Writ
             scene.cameras.append(replace(camera, name=scene.unique_name(camera.name)))
         scene.warnings.extend(notes)
         scene.episodes += bool(cameras)
+        if not cameras:  # a recording only brings cameras to a scene
+            why = "none of its cameras could be placed" if episode.cameras else "it has no camera"
+            scene.warnings.append(f"{episode.id}: recording contributed nothing to the scene ({why}; a recording "
+                                  "given with a scene adds only its cameras)")
     return scene
 
 

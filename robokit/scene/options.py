@@ -14,13 +14,17 @@ SCENE_OPTIONS = (
     ExtraOption("collision", str, "convex-decomposition",
                 "Collision shapes for meshes without their own mode: convex-hull, convex-decomposition (CoACD) "
                 "or mesh (exact triangles; static objects only).", COLLISION_MODES),
-    ExtraOption("max_pieces", int, 16, "Convex decomposition: at most this many convex pieces per object."),
-    ExtraOption("decomposition_threshold", float, 0.05, "Convex decomposition: concavity tolerance (CoACD)."),
+    ExtraOption("max_pieces", int, 16, "Convex decomposition: at most this many convex pieces per object.",
+                low=1, high=256),
+    ExtraOption("decomposition_threshold", float, 0.05, "Convex decomposition: concavity tolerance (CoACD).",
+                low=0, high=1, above=True),
     ExtraOption("collision_from_splat", bool, False,
                 "Build a static collision mesh from the splat (opacity-weighted voxels + marching cubes) "
                 "where no mesh object covers it."),
-    ExtraOption("splat_voxel", float, 0.02, "Voxel size in metres for --collision-from-splat."),
-    ExtraOption("splat_occupancy", float, 0.5, "Summed opacity that makes a voxel solid (--collision-from-splat)."),
+    ExtraOption("splat_voxel", float, 0.02, "Voxel size in metres for --collision-from-splat.",
+                low=0, high=10, above=True),
+    ExtraOption("splat_occupancy", float, 0.5, "Summed opacity that makes a voxel solid (--collision-from-splat).",
+                low=0, high=1000, above=True),
     ExtraOption("scene_frame", str, "rayform",
                 "Frame convention of bare splat/mesh inputs (a scene file states its own).", tuple(CONVENTIONS)),
 )

@@ -22,6 +22,7 @@ from scipy.spatial.transform import Rotation
 
 from robokit import frames
 from robokit.errors import OptionError, RobokitError
+from robokit.limits import MAX_EPISODES
 from robokit.samples.bagwriter import (
     START_NS,
     BagWriter,
@@ -192,8 +193,8 @@ def record(out_dir: Path, episodes: int = 3, spec: RecordSpec = RecordSpec()) ->
     Everything is checked before anything is written: the options, free episode folders, the model and an
     offscreen GL context (SimError saying how to get one).
     """
-    if episodes < 1:
-        raise OptionError("episodes must be at least 1")
+    if not 1 <= episodes <= MAX_EPISODES:
+        raise OptionError(f"episodes {episodes}: expected 1 to {MAX_EPISODES}")
     spec.check()
     paths = [out_dir / f"episode_{i:03d}" for i in range(episodes)]
     if taken := [str(p) for p in paths if p.exists()]:

@@ -1,8 +1,10 @@
 """Replay an exported dataset's actions in a MuJoCo model and measure how well the recorded states are tracked.
 
 The dataset (LeRobot, RLDS, MCAP: anything `robokit.open` reads) gives per episode a state channel, an
-action channel of absolute joint targets and, when exported, the tool and cube poses. The model starts in
-the first recorded state (the cube at its first recorded pose), each action is held until the next one (as
+action channel and, when exported, the tool and cube poses. Absolute actions are joint targets; a delta of
+the state (`joints/position_delta`, as the dataset's action metadata or the channel name says) is integrated
+into targets (state + delta); other actions (velocities, deltas of another channel) are refused. The model
+starts in the first recorded state (the cube at its first recorded pose), each action is held until the next one (as
 a policy running at the dataset's rate would), and the simulated joints and tool pose are compared with the
 recorded ones at every state sample. Small errors show that actions, joint order, timing and frame
 conventions survived the export.
@@ -21,6 +23,7 @@ from scipy.spatial.transform import Rotation
 
 import robokit
 from robokit import frames
+from robokit.converters.actions import ActionMeaning, meaning_of_channel, read_meaning
 from robokit.errors import SimError, SourceError
 from robokit.resample import interpolate as poses_at
 from robokit.sim.arm import Arm, compile_model
@@ -79,6 +82,24 @@ def _joint_names(actions: NumericStream, states: NumericStream) -> tuple[tuple[s
         raise SimError(f"{actions.name} ({actions.dim} joints: {', '.join(names) or 'unnamed'}) and {states.name} "
                        f"({states.dim} joints: {', '.join(state_names) or 'unnamed'}) must name the same joints")
     return names, state_names
+
+
+def _targets(actions: NumericStream, states: NumericStream, order: list[int], meaning: ActionMeaning,
+             notes: list[str]) -> NumericStream:
+    """Absolute joint targets from the actions: as they are, or the recorded state + delta (the next frame's
+    state, commanded from the delta's own frame); SimError for anything else."""
+    if meaning.kind == "absolute":
+        return actions
+    state = states.name
+    if meaning.kind != "delta" or meaning.source != (meaning.state or state):
+        raise SimError(f"action {actions.name} is {meaning.channel} ({meaning.kind} of {meaning.source}: "
+                       f"{meaning.description}); replay drives joint targets and can integrate only a delta of the "
+                       f"state {state}; export an absolute action (e.g. action=joint_commands/position) or "
+                       f"action={state}_delta")
+    at = np.stack([np.interp(actions.timestamps, states.timestamps, states.values[:, i]) for i in order], axis=1)
+    notes.append(f"action {meaning.channel} is a delta: replayed as targets {meaning.source} + action")
+    return NumericStream(actions.name, actions.timestamps, at + actions.values, actions.names, actions.unit,
+                         origin=actions.origin)
 
 
 def _place_cube(arm: Arm, data: Any, cube: PoseStream | None, at: int, notes: list[str]) -> None:
@@ -149,19 +170,24 @@ def _recorded_tool_error(stream: Stream | None, times: npt.NDArray[np.int64], to
 
 
 def replay_episode(model: Any, episode: Episode, action: str | None = None, state: str = STATE_CHANNEL,
-                   interpolate: bool = False, tool: str = f"tf/{TOOL_SITE}", cube: str = f"tf/{CUBE}") -> ReplayReport:
+                   interpolate: bool = False, tool: str = f"tf/{TOOL_SITE}", cube: str = f"tf/{CUBE}",
+                   meaning: ActionMeaning | None = None) -> ReplayReport:
     """Drive `model` with the episode's actions and compare it with the episode's recorded states.
 
-    Actions hold until the next one, or with `interpolate` ramp linearly between consecutive ones.
+    Actions hold until the next one, or with `interpolate` ramp linearly between consecutive ones. `meaning`
+    (what the dataset says its action is; else read from the channel name) decides absolute or state + delta.
     """
     hint = "export with an action channel, e.g. action=joint_commands/position"
     actions = _numeric(episode, (action,) if action else ACTION_CHANNELS, "action", hint)
     states = _numeric(episode, (state,), "state", "export the joint positions as the state")
     names, state_names = _joint_names(actions, states)
+    notes: list[str] = []
     order = np.array([state_names.index(n) for n in names])
+    if meaning is None or actions.name not in ("action", meaning.channel):  # the stored one is about another channel
+        meaning = meaning_of_channel(actions.name)
+    actions = _targets(actions, states, list(order), meaning, notes)
     recorded = states.values[:, order]
     arm = Arm.of(model, names)
-    notes: list[str] = []
     data = mujoco.MjData(model)
     t0 = int(states.timestamps[0])
     cube_stream = episode.streams.get(cube)
@@ -202,4 +228,5 @@ def replay(dataset: Path, model_path: Path, action: str | None = None, state: st
     episodes = _open_dataset(dataset)
     if not episodes:
         raise SimError(f"{dataset}: no episodes to replay")
-    return [replay_episode(model, ep, action, state, interpolate) for ep in episodes]
+    meaning = None if action else read_meaning(dataset)  # the stored meaning is that of the default action
+    return [replay_episode(model, ep, action, state, interpolate, meaning=meaning) for ep in episodes]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -11,6 +11,7 @@ import yaml
 import zstandard
 
 from robokit.errors import SourceError
+from robokit.sources.collect import Collector
 from robokit.sources.sniff import is_mcap, is_sqlite
 
 METADATA = "metadata.yaml"
@@ -25,6 +26,7 @@ class BagDir:
     storage: str  # "mcap", "sqlite3", or the identifier the metadata names
     files: tuple[Path, ...]
     compression_mode: str  # "", "message" or "file"
+    counts: Mapping[str, int] = field(default_factory=dict)  # messages per topic, as metadata.yaml records them
 
     @property
     def metadata(self) -> Path:
@@ -65,4 +67,23 @@ def read_bag_dir(path: Path) -> BagDir | None:
     files = tuple(path / n for n in names)
     first = next((f for f in files if f.is_file()), None)
     storage = "mcap" if first and is_mcap(first) else "sqlite3" if first and is_sqlite(first) else identifier
-    return BagDir(path, storage, files, "" if mode == "none" else mode)
+    return BagDir(path, storage, files, "" if mode == "none" else mode, topic_counts(info))
+
+
+def topic_counts(info: Mapping[str, Any]) -> dict[str, int]:
+    """Messages per topic from `topics_with_message_count` (malformed entries are left out)."""
+    counts: dict[str, int] = {}
+    entries = info.get("topics_with_message_count")
+    for entry in entries if isinstance(entries, list) else []:
+        try:
+            topic, count = str(entry["topic_metadata"]["name"]), int(entry["message_count"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if count > 0:
+            counts[topic] = counts.get(topic, 0) + count
+    return counts
+
+
+def check_bag_counts(col: Collector, counts: Mapping[str, int]) -> None:
+    """Compare the messages read per topic with the counts the bag's metadata.yaml records."""
+    col.expect(counts, col.counts(), METADATA)

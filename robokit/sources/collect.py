@@ -11,11 +11,12 @@ import numpy as np
 from robokit.sources import naming
 from robokit.sources.fields import UnsupportedMessage, normalize_type
 from robokit.sources.messages import CameraInfoBuilder, ImageBuilder, TopicBuilder, builder_for
-from robokit.timeline import CameraInfo, FrameSource, ImageStream, SkippedTopic, Stream
+from robokit.timeline import CameraInfo, FrameSource, ImageStream, Loss, SkippedTopic, Stream
+from robokit.timeline.episode import LoadedWithLosses
 
 FrameSourceFactory = Callable[[str, str, np.ndarray], FrameSource]  # (topic, msgtype, log times)
 Decode = Callable[[Any], Any]
-Loaded = tuple[dict[str, Stream], list[SkippedTopic], list[str]]
+Loaded = LoadedWithLosses
 
 
 @dataclass
@@ -41,6 +42,8 @@ class Collector:
         self.frames = frames
         self.topics: dict[str, _Topic] = {}
         self.warnings: list[str] = []
+        self.losses: list[Loss] = []
+        self.deliberate: set[str] = set()  # topics skipped on purpose (not losses)
         self.renames: dict[str, dict[str, str]] = {}  # topic → {default channel name: channel name}
 
     def declare(self, topic: str, msgtype: str) -> bool:
@@ -62,9 +65,11 @@ class Collector:
         """Topics whose messages must be read (the others are counted from the recording's index)."""
         return [t.topic for t in self.topics.values() if not t.reason]
 
-    def reject(self, topic: str, reason: str) -> None:
-        """Skip a whole topic, e.g. when its schema does not parse."""
+    def reject(self, topic: str, reason: str, deliberate: bool = False) -> None:
+        """Skip a whole topic, e.g. when its schema does not parse (a loss unless `deliberate`)."""
         self.topics[topic].reason = reason
+        if deliberate:
+            self.deliberate.add(topic)
 
     def rename(self, topic: str, names: Mapping[str, str]) -> None:
         """Channel names the recording itself gives a topic's streams (a user mapping still wins)."""
@@ -94,12 +99,26 @@ class Collector:
     def stopped(self, where: str, err: Exception) -> None:
         """The recording's data ended or broke mid-way: keep what was read, say where it stopped."""
         read = sum(t.count for t in self.topics.values())
-        self.warnings.append(
-            f"{where}: reading stopped at damaged data after {read} messages ({type(err).__name__}: {err})"
-        )
+        self.lose("", f"{where}: reading stopped at damaged data after {read} messages ({type(err).__name__}: {err})")
+
+    def lose(self, topic: str, reason: str, messages: int | None = None) -> None:
+        """Record messages the recording holds that will not reach the episode (also as a warning)."""
+        self.losses.append(Loss(topic, reason, messages))
+        self.warnings.append(f"{topic + ': ' if topic else ''}{reason}")
+
+    def counts(self) -> dict[str, int]:
+        """Messages seen so far per topic (read, or counted from the index for topics not read)."""
+        return {t.topic: t.count for t in self.topics.values()}
+
+    def expect(self, expected: Mapping[str, int], read: Mapping[str, int], source: str) -> None:
+        """Compare what was read per topic with the container's own counts; a shortfall is a loss."""
+        for topic, count in expected.items():
+            got = read.get(topic, 0)
+            if got < count:
+                self.lose(topic, f"read {got} of the {count} messages {source} counts", count - got)
 
     def finish(self) -> Loaded:
-        """The streams by channel name, the skipped topics and the warnings."""
+        """The streams by channel name, the skipped topics, the warnings and the losses."""
         streams: dict[str, Stream] = {}
         skipped: list[SkippedTopic] = []
         cameras: list[tuple[_Topic, CameraInfoBuilder]] = []
@@ -115,9 +134,12 @@ class Collector:
             b = t.builder
             if b is None or t.reason:
                 skip(t, t.reason, t.count)
+                if b is not None and t.count and t.topic not in self.deliberate:  # a mapped topic lost whole
+                    self.losses.append(Loss(t.topic, t.reason, t.count))
                 continue
             if t.failed:
                 skip(t, f"{t.failed} of {t.count} messages failed to decode ({t.error})", t.failed)
+                self.losses.append(Loss(t.topic, f"undecodable messages ({t.error})", t.failed))
             if isinstance(b, CameraInfoBuilder):
                 cameras.append((t, b))
                 continue
@@ -149,7 +171,7 @@ class Collector:
             if t.topic not in attached:
                 why = "no calibrated message (K is all zero)" if cam.info is None else "no image stream"
                 skip(t, f"{why} for camera {cam.camera_key!r}", t.count - t.failed)
-        return streams, skipped, self.warnings
+        return streams, skipped, self.warnings, self.losses
 
     def _unique(self, name: str, streams: Mapping[str, Stream], topic: str) -> str:
         if name not in streams:

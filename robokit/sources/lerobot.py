@@ -1,16 +1,19 @@
 """LeRobot dataset roots (v3.0, and v2.1 with per-episode files) as timeline episodes.
 
-Feature names map back to channels: `observation.state` → `joints/position`, `action` → `action`,
-`observation.images.<cam>` → `<cam>/rgb`, pose features (`x, y, z` + quaternion names) → pose streams,
-other vectors `observation.<a>.<b>` → `<a>/<b>`. Times restart from the episode's recorded grid start
-when robokit wrote the dataset (`robokit.grid_start_ns`), else from 0.
+Features are named by whoever recorded them. `observation.state` / `state` → `joints/position`, `action` /
+`actions` → `action` (the recorded action), every `video` or `image` feature → `<name>/rgb` whatever its
+key (`observation.images.front` → `front/rgb`, `image` → `image/rgb`), pose features (`x, y, z` +
+quaternion names) → pose streams, other vectors `observation.<a>.<b>` → `<a>/<b>`. `names` may be a flat
+list, a list of lists or a dict of lists (flattened in order). Features that cannot be mapped are listed
+with their reason. Times restart from the episode's recorded grid start when robokit wrote the dataset
+(`robokit.grid_start_ns`), else from 0. Metadata errors name the file and the field.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Generator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -20,9 +23,21 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from robokit.converters.lerobot.layout import (
+    ACTION_KEY,
+    DEFAULT_FEATURES,
+    EPISODES_DIR,
+    IMAGE_PREFIX,
+    INFO_PATH,
+    STATE_KEY,
+    TASKS_PATH,
+    V2_EPISODES_PATH,
+    V2_TASKS_PATH,
+)
 from robokit.digest import source_digest
 from robokit.errors import SourceError
 from robokit.frames import from_order
+from robokit.paths import dataset_files, template_path
 from robokit.sources.framesource import TopicFrames
 from robokit.sources.registry import ReadOptions
 from robokit.timeline import (
@@ -38,17 +53,47 @@ from robokit.timeline import (
     StreamOrigin,
 )
 
-_IMAGES = "observation.images."
 _QUAT_NAMES = {"qx", "qy", "qz", "qw"}
+_STATE_KEYS = (STATE_KEY, "state")
+_ACTION_KEYS = (ACTION_KEY, "actions")
+_NUMERIC = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "bool")
+_CAMERA_DTYPES = ("video", "image")
+
+
+class _MetaError(SourceError):
+    """A metadata file of a LeRobot root is unreadable: names the file and the field."""
+
+    def __init__(self, root: Path, file: str, field: str, problem: str) -> None:
+        where = f"{root / file}" + (f": {field}" if field else "")
+        super().__init__(f"not a readable LeRobot dataset: {where}: {problem}")
 
 
 def _channel(key: str) -> str:
-    if key == "observation.state":
+    if key in _STATE_KEYS:
         return "joints/position"
-    if key == "action":
+    if key in _ACTION_KEYS:
         return "action"
     parts = key.removeprefix("observation.").split(".")
     return parts[0] if len(parts) == 1 else f"{parts[0]}/{'.'.join(parts[1:])}"
+
+
+def _camera_channel(key: str, depth: bool) -> str:
+    """`observation.images.front` → `front/rgb`, `image` → `image/rgb`, `observation.image` → `image/rgb`."""
+    name = key.removeprefix(IMAGE_PREFIX).removeprefix("observation.").replace(".", "_").replace("/", "_")
+    return f"{name}/{'depth' if depth else 'rgb'}"
+
+
+def feature_names(feature: dict[str, Any]) -> list[str]:
+    """A feature's dimension names: a flat list, a list of lists or a dict of lists, flattened in order."""
+    names = feature.get("names")
+    if isinstance(names, dict):
+        names = list(names.values())
+    if not isinstance(names, list):
+        return []
+    flat: list[str] = []
+    for item in names:
+        flat.extend(str(n) for n in item) if isinstance(item, list | tuple) else flat.append(str(item))
+    return flat
 
 
 def _quat_order(names: list[str]) -> str | None:
@@ -58,34 +103,69 @@ def _quat_order(names: list[str]) -> str | None:
     return None
 
 
-def _mp4_frames(path: Path, fps: int, first: int, count: int) -> TopicFrames[Frame]:
+def _image_size(feature: dict[str, Any]) -> tuple[int, int]:
+    """(height, width) from a camera feature's `shape` [H, W, C]; (0, 0) when it does not say."""
+    shape: Any = feature.get("shape")
+    try:
+        return int(shape[0]), int(shape[1])
+    except (TypeError, ValueError, IndexError, KeyError):
+        return 0, 0
+
+
+def _is_depth(feature: dict[str, Any]) -> bool:
+    info = feature.get("info") or {}
+    return bool(info.get("is_depth_map") or info.get("video.is_depth_map")) if isinstance(info, dict) else False
+
+
+def _mp4_frames(path: Path, fps: int, first: int, count: int, label: str) -> TopicFrames[Frame]:
     """Frames `first`..`first+count-1` of a constant-frame-rate MP4, decoded on demand."""
     frame_ns = 1e9 / fps
     times = (np.arange(first, first + count) * frame_ns).round().astype(np.int64)
 
     def scan(start: int | None) -> Generator[Frame, None, None]:
+        if not path.is_file():
+            raise SourceError(f"{label}: video file missing: {path}")
         begin = int(times[0]) if start is None else start
-        with av.open(str(path)) as container:
-            stream: Any = container.streams.video[0]
-            time_base = float(stream.time_base)
-            container.seek(int(begin / 1e9 / time_base), stream=stream, backward=True, any_frame=False)
-            for frame in container.decode(stream):
-                t = round(float(frame.pts) * time_base * 1e9)
-                if t < begin - frame_ns / 2:
-                    continue
-                if t > times[-1] + frame_ns / 2:
-                    return
-                yield Frame("raw", pixels=frame.to_ndarray(format="rgb24"))
+        try:
+            with av.open(str(path)) as container:
+                stream: Any = container.streams.video[0]
+                time_base = float(stream.time_base)
+                container.seek(int(begin / 1e9 / time_base), stream=stream, backward=True, any_frame=False)
+                for frame in container.decode(stream):
+                    t = round(float(frame.pts) * time_base * 1e9)
+                    if t < begin - frame_ns / 2:
+                        continue
+                    if t > times[-1] + frame_ns / 2:
+                        return
+                    yield Frame("raw", pixels=frame.to_ndarray(format="rgb24"))
+        except (av.error.FFmpegError, IndexError) as exc:  # IndexError: no video stream
+            raise SourceError(f"{label}: video file {path} cannot be decoded ({type(exc).__name__}: {exc})") from exc
 
-    return TopicFrames(scan, lambda f: f, times, f"{path}")
+    return TopicFrames(scan, lambda f: f, times, label)
+
+
+def _encoded_frames(column: pa.ChunkedArray, label: str) -> TopicFrames[Frame]:
+    """An `image` feature's frames: PNG/JPEG bytes in the data Parquet's `{bytes, path}` structs."""
+    rows = column.to_pylist()
+    times = np.arange(len(rows), dtype=np.int64)
+
+    def scan(start: int | None) -> Generator[Frame, None, None]:
+        for row in rows[0 if start is None else int(np.searchsorted(times, start)):]:
+            data = row.get("bytes") if isinstance(row, dict) else None
+            if not data:
+                raise SourceError(f"{label}: an image row holds no bytes")
+            yield Frame("jpeg" if data[:2] == b"\xff\xd8" else "png", data=data)
+
+    return TopicFrames(scan, lambda f: f, times, label)
 
 
 @dataclass(frozen=True)
 class _Root:
     path: Path
     info: dict[str, Any]
-    tasks: list[str]
+    tasks: dict[int, str]
     episodes: list[dict[str, Any]]
+    allow_outside: bool = False  # files reached through symlinks to elsewhere
 
     @property
     def fps(self) -> int:
@@ -95,117 +175,251 @@ class _Root:
     def v2(self) -> bool:
         return str(self.info["codebase_version"]).startswith("v2")
 
+    def cameras(self) -> dict[str, dict[str, Any]]:
+        return {k: f for k, f in self.info["features"].items() if f.get("dtype") in _CAMERA_DTYPES}
 
-def _check_info(path: Path, info: Any) -> dict[str, Any]:
-    """meta/info.json with the types robokit relies on checked, naming the field at fault."""
-    where = f"{path}: not a readable LeRobot dataset: meta/info.json"
+    def data_path(self, ep: dict[str, Any]) -> Path:
+        index = int(ep["episode_index"])
+        if self.v2:
+            return self._expand("data_path", episode_chunk=self._chunk(index), episode_index=index)
+        return self._expand("data_path", chunk_index=self._ep(ep, "data/chunk_index"),
+                                        file_index=self._ep(ep, "data/file_index"))
+
+    def video_path(self, ep: dict[str, Any], key: str) -> tuple[Path, int]:
+        """The MP4 holding camera `key` of episode `ep`, and the episode's first frame in it."""
+        index = int(ep["episode_index"])
+        if self.v2:
+            return self._expand("video_path", episode_chunk=self._chunk(index), video_key=key,
+                                            episode_index=index), 0
+        path = self._expand("video_path", video_key=key, chunk_index=self._ep(ep, f"videos/{key}/chunk_index"),
+                            file_index=self._ep(ep, f"videos/{key}/file_index"))
+        return path, round(float(self._ep(ep, f"videos/{key}/from_timestamp")) * self.fps)
+
+    def _chunk(self, index: int) -> int:
+        return index // int(self.info.get("chunks_size") or 1000)
+
+    def _expand(self, field: str, **keys: Any) -> Path:
+        """The file a `meta/info.json` path template names: documented fields only, kept inside the dataset."""
+        return template_path(self.path, self.info.get(field), keys, f"{self.path / INFO_PATH}: {field}",
+                             self.allow_outside)
+
+    def _ep(self, ep: dict[str, Any], field: str) -> Any:
+        value = ep.get(field)
+        if value is None:
+            raise _MetaError(self.path, self.episodes_file, field,
+                             f"missing for episode {ep.get('episode_index')}")
+        return value
+
+    @property
+    def episodes_file(self) -> str:
+        return V2_EPISODES_PATH if self.v2 else f"{EPISODES_DIR}/*/*.parquet"
+
+
+def _load_info(path: Path) -> dict[str, Any]:
+    try:
+        info = json.loads((path / INFO_PATH).read_text())
+    except (OSError, ValueError) as exc:
+        raise _MetaError(path, INFO_PATH, "", str(exc)) from exc
     if not isinstance(info, dict):
-        raise SourceError(f"{where}: expected a JSON object")
-    if not isinstance(info.get("codebase_version"), str):
-        raise SourceError(f"{where}: codebase_version must be a string, got {info.get('codebase_version')!r:.40}")
+        raise _MetaError(path, INFO_PATH, "", "expected a JSON object")
+    version = info.get("codebase_version")
+    if not isinstance(version, str) or not version.startswith(("v2", "v3")):
+        raise _MetaError(path, INFO_PATH, "codebase_version", f"expected v2.x or v3.x, found {version!r}")
     fps = info.get("fps")
-    if isinstance(fps, bool) or not isinstance(fps, int | float) or not 0 < fps < 1e6:
-        raise SourceError(f"{where}: fps must be a positive number, got {fps!r:.40}")
+    if isinstance(fps, bool) or not isinstance(fps, int | float) or fps <= 0 or fps != int(fps):
+        raise _MetaError(path, INFO_PATH, "fps", f"expected a positive integer, found {fps!r}")
+    chunks = info.get("chunks_size", 1000)
+    if isinstance(chunks, bool) or not isinstance(chunks, int) or chunks <= 0:
+        raise _MetaError(path, INFO_PATH, "chunks_size", f"expected a positive integer, found {chunks!r}")
     features = info.get("features")
-    if not isinstance(features, dict) or not all(isinstance(f, dict) and isinstance(f.get("dtype"), str)
-                                                 for f in features.values()):
-        raise SourceError(f"{where}: features must map names to objects with a dtype")
+    if not isinstance(features, dict) or not all(isinstance(f, dict) for f in features.values()):
+        raise _MetaError(path, INFO_PATH, "features", "expected an object of feature objects")
     for key, feature in features.items():
-        names = feature.get("names")
-        if isinstance(names, dict) and not (names and all(isinstance(v, list) for v in names.values())):
-            raise SourceError(f"{where}: features.{key}.names must be a list, or an object of lists")
-        if feature["dtype"] == "video" and not (isinstance(feature.get("shape"), list)
-                                                and len(feature["shape"]) >= 2):
-            raise SourceError(f"{where}: features.{key}.shape must list height and width")
-    for key in ("data_path", "video_path"):
-        if not isinstance(info.get(key, ""), str | None):
-            raise SourceError(f"{where}: {key} must be a string")
+        if not isinstance(feature.get("dtype"), str):
+            raise _MetaError(path, INFO_PATH, f"features.{key}.dtype", f"expected a string, found "
+                                                                        f"{feature.get('dtype')!r}")
     return info
 
 
-def _load_root(path: Path) -> _Root:
+def _jsonl(path: Path, file: str, required: tuple[str, ...]) -> list[dict[str, Any]]:
     try:
-        info = _check_info(path, json.loads((path / "meta" / "info.json").read_text()))
-        if info.get("codebase_version", "").startswith("v2"):
-            tasks_rows = [json.loads(line) for line in (path / "meta" / "tasks.jsonl").read_text().splitlines()
-                          if line.strip()]
-            tasks = [r["task"] for r in sorted(tasks_rows, key=lambda r: r["task_index"])]
-            episodes = [json.loads(line) for line in (path / "meta" / "episodes.jsonl").read_text().splitlines()
-                        if line.strip()]
-        else:
-            t = pq.read_table(path / "meta" / "tasks.parquet").to_pylist()
-            tasks = [r["task"] for r in sorted(t, key=lambda r: r["task_index"])]
-            files = sorted((path / "meta" / "episodes").rglob("*.parquet"))
-            episodes = pa.concat_tables([pq.read_table(f) for f in files]).to_pylist() if files else []
-    except (OSError, KeyError, ValueError, pa.ArrowException) as exc:
-        raise SourceError(f"{path}: not a readable LeRobot dataset ({exc})") from exc
+        lines = (path / file).read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _MetaError(path, file, "", str(exc)) from exc
+    rows = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            raise _MetaError(path, file, f"line {number}", str(exc)) from exc
+        missing = [k for k in required if not isinstance(row, dict) or k not in row]
+        if missing:
+            raise _MetaError(path, file, f"line {number}: {missing[0]}", "missing")
+        rows.append(row)
+    return rows
+
+
+def _v3_tasks(path: Path) -> dict[int, str]:
+    """`meta/tasks.parquet`: the text in the pandas index (`__index_level_0__` or an index named `task`),
+    or in a `task` column; `task_index` as a column (else the row position)."""
+    try:
+        table = pq.read_table(path / TASKS_PATH)
+    except (OSError, pa.ArrowException, UnicodeDecodeError) as exc:
+        raise _MetaError(path, TASKS_PATH, "", str(exc)) from exc
+    try:
+        pandas_meta = json.loads((table.schema.metadata or {}).get(b"pandas", b"{}") or b"{}")
+    except ValueError as exc:
+        raise _MetaError(path, TASKS_PATH, "pandas metadata", str(exc)) from exc
+    index_columns = [c for c in (pandas_meta.get("index_columns") if isinstance(pandas_meta, dict) else None) or []
+                     if isinstance(c, str)]
+    candidates = ["task", *index_columns, "__index_level_0__"]
+    text = next((c for c in candidates if c in table.column_names
+                 and pa.types.is_string(table.schema.field(c).type) | pa.types.is_large_string(
+                     table.schema.field(c).type)), None)
+    if text is None:
+        raise _MetaError(path, TASKS_PATH, "task", f"no task text column or pandas index (columns: "
+                                                   f"{', '.join(table.column_names)})")
+    try:
+        texts = [str(t) for t in table.column(text).to_pylist()]
+    except UnicodeDecodeError as exc:
+        raise _MetaError(path, TASKS_PATH, text, str(exc)) from exc
+    if "task_index" in table.column_names:
+        indices = table.column("task_index").to_pylist()
+        if any(not isinstance(i, int) for i in indices):
+            raise _MetaError(path, TASKS_PATH, "task_index", "expected integers")
+    else:
+        indices = list(range(len(texts)))
+    return dict(zip(indices, texts, strict=True))
+
+
+def _v3_episodes(path: Path) -> list[dict[str, Any]]:
+    files = sorted((path / EPISODES_DIR).glob("*/*.parquet"))
+    if not files:
+        raise _MetaError(path, f"{EPISODES_DIR}/*/*.parquet", "", "no episode metadata files")
+    rows: list[dict[str, Any]] = []
+    for file in files:
+        try:
+            schema = pq.read_schema(file)
+            columns = [c for c in schema.names if not c.startswith("stats/")]  # per-episode stats are not read
+            rows += pq.read_table(file, columns=columns).to_pylist()
+        except (OSError, pa.ArrowException, UnicodeDecodeError) as exc:
+            raise _MetaError(path, str(file.relative_to(path)), "", str(exc)) from exc
+    return rows
+
+
+def _load_root(path: Path) -> _Root:
+    info = _load_info(path)
+    if info["codebase_version"].startswith("v2"):
+        task_rows = _jsonl(path, V2_TASKS_PATH, ("task_index", "task"))
+        if any(not isinstance(r["task_index"], int) for r in task_rows):
+            raise _MetaError(path, V2_TASKS_PATH, "task_index", "expected integers")
+        tasks = {r["task_index"]: str(r["task"]) for r in task_rows}
+        episodes = _jsonl(path, V2_EPISODES_PATH, ("episode_index",))
+        episodes_file = V2_EPISODES_PATH
+    else:
+        tasks = _v3_tasks(path)
+        episodes = _v3_episodes(path)
+        episodes_file = f"{EPISODES_DIR}/*/*.parquet"
+    for row in episodes:
+        if not isinstance(row.get("episode_index"), int):
+            raise _MetaError(path, episodes_file, "episode_index", f"expected an integer, found "
+                                                                  f"{row.get('episode_index')!r}")
     return _Root(path, info, tasks, sorted(episodes, key=lambda e: e["episode_index"]))
 
 
 def _episode_data(root: _Root, ep: dict[str, Any]) -> pa.Table:
-    info = root.info
-    index = int(ep["episode_index"])
-    if root.v2:
-        chunk = index // int(info.get("chunks_size", 1000))
-        path = root.path / info["data_path"].format(episode_chunk=chunk, episode_index=index)
-        return pq.read_table(path)
-    path = root.path / info["data_path"].format(chunk_index=ep["data/chunk_index"], file_index=ep["data/file_index"])
-    return pq.read_table(path, filters=[("episode_index", "=", index)])
+    path = root.data_path(ep)
+    if not path.is_file():
+        raise SourceError(f"{root.path}: episode {ep['episode_index']}: data file missing: {path}")
+    try:
+        if root.v2:
+            return pq.read_table(path)
+        return pq.read_table(path, filters=[("episode_index", "=", int(ep["episode_index"]))])
+    except (OSError, pa.ArrowException) as exc:
+        raise SourceError(f"{root.path}: episode {ep['episode_index']}: data file {path} unreadable ({exc})") from exc
 
 
-def _video(root: _Root, ep: dict[str, Any], key: str, length: int) -> TopicFrames[Frame]:
-    info = root.info
-    index = int(ep["episode_index"])
-    if root.v2:
-        chunk = index // int(info.get("chunks_size", 1000))
-        path = root.path / info["video_path"].format(episode_chunk=chunk, video_key=key, episode_index=index)
-        return _mp4_frames(path, root.fps, 0, length)
-    path = root.path / info["video_path"].format(video_key=key, chunk_index=ep[f"videos/{key}/chunk_index"],
-                                                 file_index=ep[f"videos/{key}/file_index"])
-    return _mp4_frames(path, root.fps, round(float(ep[f"videos/{key}/from_timestamp"]) * root.fps), length)
+def _vector(col: pa.ChunkedArray) -> np.ndarray:
+    col = col.combine_chunks()
+    if pa.types.is_fixed_size_list(col.type) or pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
+        return np.asarray(col.flatten().to_numpy(zero_copy_only=False)).reshape(len(col), -1)
+    return np.asarray(col.to_numpy(zero_copy_only=False)).reshape(-1, 1)
 
 
 def _streams(root: _Root, ep: dict[str, Any]) -> tuple[dict[str, Stream], list[SkippedTopic], list[str]]:
     table = _episode_data(root, ep)
+    if "frame_index" not in table.column_names:
+        raise SourceError(f"{root.data_path(ep)}: frame_index: column missing")
     frame_index = table.column("frame_index").to_numpy()
     order = np.argsort(frame_index, kind="stable")
     start = int(ep.get("robokit.grid_start_ns") or 0)
     times = start + (frame_index[order] * (1e9 / root.fps)).round().astype(np.int64)
     streams: dict[str, Stream] = {}
     skipped: list[SkippedTopic] = []
+    warnings: list[str] = []
+    n = len(times)
+    label = f"{root.path.name} episode {ep['episode_index']}"
     for key, feature in root.info["features"].items():
-        origin = StreamOrigin(key, f"lerobot/{feature['dtype']}", "log")
-        if feature["dtype"] == "video":
-            if key.startswith(_IMAGES):
-                h, w = feature["shape"][:2]
-                name = f"{key.removeprefix(_IMAGES)}/rgb"
-                streams[name] = ImageStream(name, times, origin=origin, source=_video(root, ep, key, len(times)),
-                                            positions=np.arange(len(times)), width=w, height=h)
+        dtype = feature["dtype"]
+        origin = StreamOrigin(key, f"lerobot/{dtype}", "log")
+        if dtype in _CAMERA_DTYPES:
+            if _is_depth(feature):
+                skipped.append(SkippedTopic(key, f"lerobot/{dtype}", "depth map (quantized video) not supported", n))
+                continue
+            height, width = _image_size(feature)
+            name = _camera_channel(key, depth=False)
+            if dtype == "video":
+                path, first = root.video_path(ep, key)
+                if not path.is_file():
+                    warnings.append(f"camera {key}: video file missing: {path.relative_to(root.path)}")
+                source: TopicFrames[Frame] = _mp4_frames(path, root.fps, first, n, f"{label} {key}")
+            elif key in table.column_names:
+                source = _encoded_frames(table.column(key).take(order), f"{label} {key}")
+            else:
+                skipped.append(SkippedTopic(key, f"lerobot/{dtype}", "no column in the data file", n))
+                continue
+            streams[name] = ImageStream(name, times, origin=origin, source=source, positions=np.arange(n),
+                                        width=width, height=height)
             continue
-        if key in ("timestamp", "frame_index", "episode_index", "index", "task_index") or key not in table.schema.names:
+        if key in DEFAULT_FEATURES:
             continue
-        if feature["dtype"] not in ("float32", "float64", "int64", "int32", "bool"):
-            skipped.append(SkippedTopic(key, feature["dtype"], "unsupported feature dtype", len(times)))
+        if key not in table.column_names:
+            skipped.append(SkippedTopic(key, f"lerobot/{dtype}", "declared in meta/info.json, no column in the data "
+                                                                  "file", 0))
             continue
-        col = table.column(key).combine_chunks()
-        values = (np.asarray(col.flatten()).reshape(len(col), -1) if pa.types.is_fixed_size_list(col.type)
-                  or pa.types.is_list(col.type) else col.to_numpy(zero_copy_only=False).reshape(-1, 1))[order]
-        names = list(feature.get("names") or [])
-        if isinstance(feature.get("names"), dict):  # some datasets nest names under a key
-            names = list(next(iter(feature["names"].values())))
+        if dtype not in _NUMERIC:
+            skipped.append(SkippedTopic(key, f"lerobot/{dtype}", f"dtype {dtype} is not numeric or a camera", n))
+            continue
+        try:
+            values = _vector(table.column(key))[order]
+        except (pa.ArrowException, ValueError) as exc:
+            skipped.append(SkippedTopic(key, f"lerobot/{dtype}", f"column is not a fixed-width vector ({exc})", n))
+            continue
+        names = feature_names(feature)
         name = _channel(key)
         quat = _quat_order(names)
-        if quat is not None:
+        if quat is not None and values.shape[1] == 7:
             streams[name] = PoseStream(name, times, origin=origin, translation=values[:, :3],
                                        quaternion=from_order(values[:, 3:], quat), convention="rayform")
+            continue
+        if names and len(names) != values.shape[1]:
+            warnings.append(f"feature {key}: {len(names)} names for {values.shape[1]} values; names dropped")
+            names = []
+        streams[name] = NumericStream(name, times, origin=origin, values=values, names=tuple(names))
+    known = set(root.info["features"])
+    skipped += [SkippedTopic(c, "lerobot/column", "column not declared in meta/info.json features", n)
+                for c in table.column_names if c not in known]
+    if n and "task_index" in table.column_names:
+        task_index = int(table.column("task_index").to_numpy()[order][0])
+        text = root.tasks.get(task_index)
+        if text is None:
+            warnings.append(f"task_index {task_index} is not in the tasks metadata")
         else:
-            streams[name] = NumericStream(name, times, origin=origin, values=values,
-                                          names=tuple(names) if len(names) == values.shape[1] else ())
-    task_index = table.column("task_index").to_numpy()[order]
-    if len(times):
-        streams["task"] = EventStream("task", times[:1], origin=StreamOrigin("task_index", "lerobot/task", "log"),
-                                      values=(root.tasks[int(task_index[0])],))
-    return streams, skipped, []
+            streams["task"] = EventStream("task", times[:1], origin=StreamOrigin("task_index", "lerobot/task", "log"),
+                                          values=(text,))
+    return streams, skipped, warnings
 
 
 class LeRobotReader:
@@ -215,7 +429,7 @@ class LeRobotReader:
     description = "LeRobot dataset root (meta/info.json, v3.0 or v2.1)"
 
     def sniff(self, path: Path) -> bool:
-        info = path / "meta" / "info.json"
+        info = path / INFO_PATH
         if not info.is_file():
             return False
         try:
@@ -224,17 +438,19 @@ class LeRobotReader:
             return False
 
     def read(self, path: Path, options: ReadOptions) -> list[Episode]:
-        root = _load_root(path)
-        digest = source_digest(p for p in path.rglob("*") if p.is_file() and p.suffix in (".parquet", ".json"))
+        root = replace(_load_root(path), allow_outside=options.allow_outside)
+        digest = source_digest(dataset_files(path, options.allow_outside), path)  # videos too
         episodes = []
         for ep in root.episodes:
             index = int(ep["episode_index"])
             tags = {k.removeprefix("robokit."): json.dumps(v) if not isinstance(v, str) else v
                     for k, v in ep.items() if k.startswith("robokit.")}
+            tasks = ep.get("tasks") or ()
             meta = EpisodeMeta(
                 source_uri=f"{path.resolve()}#episode={index}", episode_id=f"{path.name}_{index:06d}",
                 source_version=digest, source_format=f"lerobot-{root.info['codebase_version']}",
-                tasks=tuple(ep.get("tasks") or ()), robot_type=root.info.get("robot_type") or "", tags=tags,
+                tasks=tuple(str(t) for t in (tasks if isinstance(tasks, list | tuple) else [tasks])),
+                robot_type=root.info.get("robot_type") or "", tags=tags,
             )
             episodes.append(Episode(meta, loader=partial(_streams, root, ep)))
         return episodes

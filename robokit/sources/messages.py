@@ -5,14 +5,15 @@ Builders accumulate one topic and build its streams at the end; images keep only
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import zlib
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from robokit.sources import naming
 from robokit.sources.detections import annotation_boxes, annotation_stamp, detection2d_boxes
-from robokit.sources.fields import first_attr, frame_id, header_stamp, quat, time_ns, vec3
+from robokit.sources.fields import as_bytes, first_attr, frame_id, header_stamp, quat, time_ns, vec3
 from robokit.sources.pixels import probe
 from robokit.timeline import (
     CameraInfo,
@@ -25,9 +26,10 @@ from robokit.timeline import (
     StreamOrigin,
 )
 from robokit.timeline.detections import detection_channel, encode_boxes
-from robokit.timeline.streams import sort_timestamps
+from robokit.timeline.streams import order_samples
 
 HEADER_CLOCK_MAX_OFFSET_NS = 60 * 10**9
+NEAR_ZERO_NS = 10 * 365 * 86400 * 10**9  # stamps before 1980: simulation time or an unset clock
 
 
 class Clock:
@@ -43,14 +45,40 @@ class Clock:
         return len(self.logs) - 1
 
     def resolve(self) -> tuple[np.ndarray, str]:
-        """Header stamps when all are non-zero and their median offset from log time is under 60 s."""
-        stamps = np.asarray(self.stamps, dtype=np.int64)
-        logs = np.asarray(self.logs, dtype=np.int64)
-        if len(stamps) and np.all(stamps != 0):
-            offset = np.median(np.abs(stamps.astype(np.float64) - logs.astype(np.float64)))
-            if offset < HEADER_CLOCK_MAX_OFFSET_NS:
-                return stamps, "header"
-        return logs, "log"
+        """Header stamps when all are non-zero, their median offset from log time is under 60 s and they
+        advance with it (span at least half the log times'); else the log times."""
+        return (self._stamps(), "header") if not self._header_problem() else (self._logs(), "log")
+
+    def _stamps(self) -> np.ndarray:
+        return np.asarray(self.stamps, dtype=np.int64)
+
+    def _logs(self) -> np.ndarray:
+        return np.asarray(self.logs, dtype=np.int64)
+
+    def _header_problem(self) -> str:
+        """Why the header stamps are not the clock ("" when they are)."""
+        stamps, logs = self._stamps(), self._logs()
+        if not len(stamps) or np.any(stamps == 0):
+            return "unset"
+        offset = float(np.median(np.abs(stamps.astype(np.float64) - logs.astype(np.float64))))
+        if offset >= HEADER_CLOCK_MAX_OFFSET_NS:
+            return f"header stamps are {offset / 1e9:.3g} s from the log time (simulation time or another clock)"
+        log_span = int(logs.max() - logs.min())
+        if log_span > 0 and int(stamps.max() - stamps.min()) < log_span // 2:
+            return "header stamps do not advance with the log time"
+        return ""
+
+    def notes(self, topic: str) -> list[str]:
+        """Warnings on the chosen clock: header stamps far from log time or not advancing, stamps near zero."""
+        times, source = self.resolve()
+        notes = []
+        problem = self._header_problem()
+        if problem not in ("", "unset"):
+            notes.append(f"{topic}: {problem}; using the log time")
+        if len(times) and int(times.max()) < NEAR_ZERO_NS:
+            notes.append(f"{topic}: {source} timestamps near zero (simulation time or an unset clock, last at "
+                         f"{int(times.max()) / 1e9:.3f} s); kept as recorded")
+        return notes
 
 
 class TopicBuilder:
@@ -73,15 +101,29 @@ class TopicBuilder:
     def build(self) -> list[Stream]:
         raise NotImplementedError
 
-    def ordered(self, name: str, samples: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """Sorted unique timestamps of `samples` (clock indices) and which samples they keep."""
+    def ordered(
+        self, name: str, samples: Sequence[int], content: Callable[[int], Hashable] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted unique timestamps of `samples` (clock indices) and which samples they keep.
+
+        A sample is a duplicate only when its timestamp and its `content` (of its index in `samples`) equal
+        an earlier one's; samples sharing a timestamp with other content stay, in recorded order, 1 ns apart.
+        """
         if self._times is None:
             self._times, source = self.clock.resolve()
             self.origin = StreamOrigin(self.topic, self.msgtype, source)
+            self.warnings.extend(self.clock.notes(self.topic))
         idx = np.asarray(samples, dtype=np.int64)
-        ts, keep, dropped = sort_timestamps(self._times[idx])
+        ts, keep, dropped, moved = order_samples(self._times[idx], content)
         if dropped:
-            self.warnings.append(f"{self.topic}: {dropped} sample(s) of {name} dropped (duplicate timestamps)")
+            self.warnings.append(
+                f"{self.topic}: {dropped} sample(s) of {name} dropped (same timestamp and content as an earlier one)"
+            )
+        if moved:
+            self.warnings.append(
+                f"{self.topic}: {moved} sample(s) of {name} share a timestamp with different content; "
+                "kept in recorded order, 1 ns apart"
+            )
         return ts, keep
 
 
@@ -100,7 +142,7 @@ class _Poses:
         self.q.append(q)
 
     def stream(self, b: TopicBuilder, name: str, child: str, static: bool = False) -> PoseStream:
-        ts, keep = b.ordered(name, self.samples)
+        ts, keep = b.ordered(name, self.samples, lambda i: (self.t[i], self.q[i]))
         return PoseStream(
             name,
             ts,
@@ -125,8 +167,8 @@ class _Rows:
         self.rows.append(row)
 
     def stream(self, b: TopicBuilder, name: str, names: Sequence[str], unit: str) -> NumericStream:
-        ts, keep = b.ordered(name, self.samples)
         values = np.asarray(self.rows, dtype=np.float64).reshape(len(self.rows), len(names))
+        ts, keep = b.ordered(name, self.samples, lambda i: values[i].tobytes())
         return NumericStream(name, ts, values[keep], tuple(names), unit, origin=b.origin)
 
 
@@ -210,6 +252,7 @@ class ImageBuilder(TopicBuilder):
     def __init__(self, topic: str, msgtype: str) -> None:
         super().__init__(topic, msgtype)
         self.positions: list[int] = []
+        self.digests: list[int] = []  # per frame, to tell a repeated frame from another one at the same time
         self.layout: tuple[int, int, str, str] | None = None
         self.frame_id = ""
         self.source: FrameSource | None = None
@@ -220,6 +263,9 @@ class ImageBuilder(TopicBuilder):
             self.layout = probe(msg, self.msgtype)
             self.frame_id = frame_id(msg)
         self.positions.append(position)
+        data = getattr(msg, "data", b"")
+        buffer = np.ascontiguousarray(data).data if isinstance(data, np.ndarray) else as_bytes(data)  # no copy
+        self.digests.append(zlib.crc32(buffer))
         self.clock.add(header_stamp(msg), log_time)
 
     def build(self) -> list[Stream]:
@@ -227,7 +273,7 @@ class ImageBuilder(TopicBuilder):
             return []
         width, height, encoding, fmt = self.layout
         name = naming.image_channel(self.topic, encoding in ("16UC1", "mono16", "32FC1"))
-        ts, keep = self.ordered(name, range(len(self.positions)))
+        ts, keep = self.ordered(name, range(len(self.positions)), self.digests.__getitem__)
         positions = np.asarray(self.positions, dtype=np.int64)[keep]
         return [
             ImageStream(
@@ -477,7 +523,7 @@ class EventBuilder(TopicBuilder):
         if not self.values:
             return []
         name = self.channel()
-        ts, keep = self.ordered(name, range(len(self.values)))
+        ts, keep = self.ordered(name, range(len(self.values)), self.values.__getitem__)
         return [EventStream(name, ts, tuple(self.values[i] for i in keep), origin=self.origin)]
 
 
@@ -536,5 +582,7 @@ BUILDERS: dict[str, type[TopicBuilder]] = {
 
 def builder_for(topic: str, msgtype: str) -> TopicBuilder | None:
     """A builder for the topic's (normalised) type, None when the type is not mapped."""
-    cls = BUILDERS.get(msgtype)
+    from robokit.sources.plain import PLAIN_BUILDERS  # imports this module: looked up at call time
+
+    cls = BUILDERS.get(msgtype) or PLAIN_BUILDERS.get(msgtype)
     return cls(topic, msgtype) if cls else None

@@ -14,9 +14,12 @@ from robokit.timeline import Episode
 
 @dataclass(frozen=True)
 class ReadOptions:
-    """How to read: `mapping` overrides the default topic → channel names."""
+    """How to read: `mapping` overrides the default topic → channel names; `verify` checks chunk CRCs;
+    `allow_outside` lets datasets reach files through symlinks to outside their folder."""
 
     mapping: Mapping[str, str] = field(default_factory=dict)
+    verify: bool = True
+    allow_outside: bool = False
 
 
 class Reader(Protocol):

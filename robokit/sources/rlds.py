@@ -29,6 +29,7 @@ from robokit.converters.rlds.records import read_payload, record_offsets
 from robokit.digest import source_digest
 from robokit.errors import SourceError
 from robokit.frames import from_order
+from robokit.paths import dataset_files, inside
 from robokit.sources.registry import ReadOptions
 from robokit.timeline import (
     Episode,
@@ -105,8 +106,9 @@ def _count(value: Any) -> bool:
     return isinstance(value, int | str) and not isinstance(value, bool) and str(value).isdigit()
 
 
-def load_dataset(root: Path) -> RldsDataset:
-    """Read dataset_info.json and features.json of a version folder; SourceError when they are unusable."""
+def load_dataset(root: Path, allow_outside: bool = False) -> RldsDataset:
+    """Read dataset_info.json and features.json of a version folder; SourceError when they are unusable or
+    name shards outside the folder."""
     try:
         info = json.loads((root / DATASET_INFO).read_text())
         features_path = root / FEATURES
@@ -125,7 +127,8 @@ def load_dataset(root: Path) -> RldsDataset:
     for split in _splits(root / DATASET_INFO, info.get("splits", [])):
         lengths = [int(n) for n in split.get("shardLengths", [])]
         template = split.get("filepathTemplate") or TEMPLATE
-        splits[split["name"]] = [(root / shard_name(name, split["name"], i, len(lengths), template, file_format), n)
+        splits[split["name"]] = [(inside(root, shard_name(name, split["name"], i, len(lengths), template, file_format),
+                                         f"{root / DATASET_INFO} filepathTemplate", allow_outside), n)
                                  for i, n in enumerate(lengths)]
     try:
         found = leaves(node)
@@ -291,10 +294,10 @@ def episode_metadata(ds: RldsDataset, values: dict[str, Value]) -> dict[str, Any
     return out
 
 
-def read_episodes(root: Path) -> list[Episode]:
+def read_episodes(root: Path, allow_outside: bool = False) -> list[Episode]:
     """Lazy episodes of every split of one dataset version (train first, then the others by name)."""
-    ds = load_dataset(root)
-    digest = source_digest([root / DATASET_INFO] + ([root / FEATURES] if (root / FEATURES).is_file() else []))
+    ds = load_dataset(root, allow_outside)
+    digest = source_digest(dataset_files(root, allow_outside), root)  # the shards too
     language = [k for k in _LANGUAGE if k in ds.leaves]
     episodes = []
     wanted = {*language, *(k for k, leaf in ds.leaves.items() if not leaf.sequence_rank)}
@@ -324,7 +327,7 @@ class RldsReader:
         return path.is_dir() and bool(version_dirs(path))
 
     def read(self, path: Path, options: ReadOptions) -> list[Episode]:
-        episodes = [ep for root in version_dirs(path) for ep in read_episodes(root)]
+        episodes = [ep for root in version_dirs(path) for ep in read_episodes(root, options.allow_outside)]
         if not episodes:
             raise SourceError(f"{path}: no episodes (the splits in {DATASET_INFO} list no records)")
         return episodes

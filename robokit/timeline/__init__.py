@@ -2,6 +2,7 @@
 
 from robokit.timeline.episode import Episode, EpisodeInfo, EpisodeMeta, SkippedTopic, StreamInfo
 from robokit.timeline.images import ArrayFrameSource, Frame, FrameSource
+from robokit.timeline.losses import Loss
 from robokit.timeline.streams import (
     CameraInfo,
     EventStream,
@@ -22,6 +23,7 @@ __all__ = [
     "Frame",
     "FrameSource",
     "ImageStream",
+    "Loss",
     "NumericStream",
     "PoseStream",
     "SkippedTopic",

@@ -11,6 +11,7 @@ import numpy as np
 
 import robokit.errors
 from robokit.errors import ChannelError
+from robokit.timeline.losses import Loss, non_finite_warnings
 from robokit.timeline.streams import EventStream, ImageStream, PoseStream, Stream
 
 TASK_CHANNEL = "task"
@@ -82,6 +83,7 @@ class EpisodeInfo:
     skipped: tuple[SkippedTopic, ...]
     warnings: tuple[str, ...]
     tasks: tuple[str, ...]
+    losses: tuple[Loss, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -96,6 +98,10 @@ def _rate(stream: Stream) -> float:
     return (len(stream) - 1) / span if len(stream) > 1 and span > 0 else 0.0
 
 
+Loaded = tuple[dict[str, Stream], list[SkippedTopic], list[str]]
+LoadedWithLosses = tuple[dict[str, Stream], list[SkippedTopic], list[str], list[Loss]]
+
+
 class Episode:
     """Named streams on one timeline; loaded on first access when built from a reader's loader.
 
@@ -108,25 +114,31 @@ class Episode:
         meta: EpisodeMeta,
         streams: Mapping[str, Stream] | None = None,
         *,
-        loader: Callable[[], tuple[dict[str, Stream], list[SkippedTopic], list[str]]] | None = None,
+        loader: Callable[[], Loaded | LoadedWithLosses] | None = None,
         skipped: list[SkippedTopic] | None = None,
         warnings: list[str] | None = None,
+        losses: list[Loss] | None = None,
     ) -> None:
         self.meta = meta
         self._loader = loader and robokit.errors.guarded(loader, meta.source_uri or meta.episode_id)
         self._streams: dict[str, Stream] | None = dict(streams) if streams is not None else None
         self._skipped = list(skipped or [])
         self._warnings = list(warnings or [])
+        self._losses = list(losses or [])
         if self._streams is None and loader is None:
             self._streams = {}
 
     def _load(self) -> dict[str, Stream]:
         if self._streams is None:
             assert self._loader is not None
-            streams, skipped, warnings = self._loader()
+            loaded = self._loader()
+            streams = loaded[0]
             self._streams = streams
-            self._skipped.extend(skipped)
-            self._warnings.extend(warnings)
+            self._skipped.extend(loaded[1])
+            self._warnings.extend(loaded[2])
+            self._warnings.extend(non_finite_warnings(streams))
+            for losses in loaded[3:]:
+                self._losses.extend(losses)
         return self._streams
 
     @property
@@ -142,6 +154,17 @@ class Episode:
     def warnings(self) -> list[str]:
         self._load()
         return self._warnings
+
+    @property
+    def losses(self) -> list[Loss]:
+        """Messages the recording holds but the episode lacks (truncation, damage, decode failures)."""
+        self._load()
+        return self._losses
+
+    @property
+    def complete(self) -> bool:
+        """True when the reader delivered everything it was asked for (no losses)."""
+        return not self.losses
 
     @property
     def id(self) -> str:
@@ -200,7 +223,7 @@ class Episode:
     def with_streams(self, streams: Mapping[str, Stream], **meta_changes: Any) -> Episode:
         """A loaded copy with other streams (and optionally changed metadata), keeping skips and warnings."""
         meta = replace(self.meta, **meta_changes) if meta_changes else self.meta
-        return Episode(meta, streams, skipped=self.skipped, warnings=self.warnings)
+        return Episode(meta, streams, skipped=self.skipped, warnings=self.warnings, losses=self.losses)
 
     def crop(self, start_ns: int, end_ns: int) -> Episode:
         """The part of the episode in [start_ns, end_ns] (static streams and events before the start kept).
@@ -249,6 +272,7 @@ class Episode:
             skipped=tuple(self.skipped),
             warnings=tuple(self.warnings),
             tasks=self.tasks,
+            losses=tuple(self.losses),
         )
 
     def __repr__(self) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
@@ -25,12 +25,39 @@ def sort_timestamps(timestamps: np.ndarray) -> tuple[np.ndarray, np.ndarray, int
 
     Returns (sorted unique int64 timestamps, the index of each kept sample, number of duplicates dropped).
     """
+    ts, keep, dropped, _ = order_samples(timestamps)
+    return ts, keep, dropped
+
+
+def order_samples(
+    timestamps: np.ndarray, content: Callable[[int], Hashable] | None = None
+) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Stable time order; samples sharing a timestamp are duplicates only when their `content` is equal too.
+
+    `content(i)` is asked only for samples that share a timestamp; without it every repeated timestamp
+    is a duplicate. A duplicate is dropped (the first sample
+    wins); samples sharing a timestamp with different content are kept in recorded order, each moved 1 ns
+    after the previous one so timestamps stay strictly increasing. Returns (timestamps, the index of each
+    kept sample, duplicates dropped, samples moved).
+    """
     ts = np.asarray(timestamps, dtype=np.int64)
     order = np.argsort(ts, kind="stable")
     ts_sorted = ts[order]
-    keep = np.ones(len(ts_sorted), dtype=bool)
-    keep[1:] = ts_sorted[1:] != ts_sorted[:-1]
-    return ts_sorted[keep], order[keep], int((~keep).sum())
+    same = np.zeros(len(ts_sorted), dtype=bool)
+    same[1:] = ts_sorted[1:] == ts_sorted[:-1]
+    keep = ~same
+    if content is not None:
+        run: set[Hashable] = set()
+        for i in np.flatnonzero(same):
+            if not same[i - 1]:
+                run = {content(int(order[i - 1]))}
+            this = content(int(order[i]))
+            keep[i] = this not in run
+            run.add(this)
+    kept = ts_sorted[keep]
+    steps = np.arange(len(kept), dtype=np.int64)
+    spaced = np.maximum.accumulate(kept - steps) + steps if len(kept) else kept
+    return spaced, order[keep], int((~keep).sum()), int((spaced != kept).sum())
 
 
 @dataclass(frozen=True)

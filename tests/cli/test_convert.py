@@ -21,11 +21,11 @@ def test_convert_with_format_option_and_summary(sample_bag: Path, tmp_path: Path
 
 def test_convert_errors_are_one_line(sample_bag: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["convert", str(sample_bag), "--to", "lerobot", "--out", str(tmp_path), "--crf", "x"]) == 2
-    assert "expected int" in capsys.readouterr().err
+    assert "expected an integer" in capsys.readouterr().err
     assert main(["convert", str(sample_bag), "--out", str(tmp_path)]) == 2
     assert "give --to" in capsys.readouterr().err
     assert main(["convert", str(sample_bag), "--to", "lerobot", "--out", str(tmp_path / "c"),
-                 "--camera", "top"]) == 2
+                 "--camera", "top"]) == 1  # the inputs, not the command line, could not be converted
     err = capsys.readouterr().err
     assert "camera 'top/rgb' not found" in err and "Traceback" not in err
 
@@ -54,7 +54,8 @@ def test_help_shows_every_default(capsys: pytest.CaptureFixture[str], monkeypatc
     monkeypatch.setenv("COLUMNS", "300")
     main(["convert", "--help"])
     out = capsys.readouterr().out
-    for text in ("Output rate (default: slowest camera, else state)", "nearest | linear (default: nearest)",
+    for text in ("Output rate, above 0 up to 1000 (default: slowest camera, else state)",
+                 "nearest | linear (default: nearest)", "--codec [av1|h264]",
                  "(default: all)", "(default: joints/position)", "(default: rayform)", "xyzw | wxyz (default: xyzw)",
                  "one per CPU. [default: 0]", "naming the sequence zip (default: from sources)"):
         assert text in out, text
@@ -67,3 +68,16 @@ def test_out_may_be_a_url(sample_bag: Path, capsys: pytest.CaptureFixture[str]) 
     assert fsspec.filesystem("memory").exists("/robokit-cli/out/mcap/episode_000.mcap")
     assert main(["convert", str(sample_bag), "--to", "mcap", "--out", "s4://bucket/out"]) == 2
     assert "unknown file system protocol 's4'" in capsys.readouterr().err
+
+
+def test_overwrite_never_replaces_an_input(sample_bag: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                           ) -> None:
+    out = tmp_path / "out"
+    assert main(["convert", str(sample_bag), "--to", "mcap", "--out", str(out), "--fps", "10", "--no-cache"]) == 0
+    (source,) = (out / "mcap").glob("*.mcap")
+    before = source.read_bytes()
+    capsys.readouterr()
+    code = main(["convert", str(source), "--to", "mcap", "--out", str(out), "--overwrite", "--no-cache"])
+    err = capsys.readouterr().err
+    assert code != 0 and "lies inside" in err and "Traceback" not in err
+    assert source.read_bytes() == before

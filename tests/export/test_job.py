@@ -100,3 +100,12 @@ def test_items_list_the_files_holding_their_episodes_and_their_frames(sample_dir
     assert "data/chunk-000/file-000.parquet" in first.files["lerobot"]
     assert "data/chunk-000/file-001.parquet" in second.files["lerobot"]
     assert "meta/info.json" in first.files["lerobot"] and "meta/info.json" in second.files["lerobot"]
+
+
+def test_unverified_reads_are_cached_apart(sample_bag: Path, tmp_path: Path) -> None:
+    """A `verify=False` export may hold data from an unchecked damaged chunk: never served to a checked run."""
+    opts = {"fps": 10}
+    export([sample_bag], ["mcap"], tmp_path / "unchecked", opts, verify=False)
+    checked = export([sample_bag], ["mcap"], tmp_path / "checked", opts)
+    assert checked.formats["mcap"].status == "written"
+    assert export([sample_bag], ["mcap"], tmp_path / "again", opts).formats["mcap"].status == "cached"

@@ -15,6 +15,8 @@ import numpy as np
 import pytest
 
 import robokit
+from robokit.converters.actions import meaning_of_channel, read_meaning
+from robokit.errors import SimError
 from robokit.export import export
 from robokit.sim.arm import compile_model
 from robokit.sim.record import RecordedEpisode
@@ -75,3 +77,31 @@ def test_missing_cube_pose_is_noted(recording: RecordedEpisode, model_file: Path
     assert any("tf/cube" in n for n in report.notes) and any("tf/tool0" in n for n in report.notes)
     assert report.recorded_tool_max is None
     assert np.isfinite(report.joint_max).all()
+
+
+def test_a_delta_action_is_integrated_from_the_stored_meaning(recording: RecordedEpisode, model_file: Path,
+                                                               tmp_path: Path) -> None:
+    """Exported as `action`, the state's delta replays as state + delta (it did as absolute targets: 1.6 rad)."""
+    export([recording.path], ["lerobot"], tmp_path, {**OPTIONS, "action": "joints/position_delta", "poses": [],
+                                                     "fps": 15}, use_cache=False)
+    meaning = read_meaning(tmp_path / "lerobot")
+    assert meaning is not None and (meaning.kind, meaning.source, meaning.channel) == \
+        ("delta", "joints/position", "joints/position_delta")
+    (report,) = replay(tmp_path / "lerobot", model_file)
+    assert report.max_joint_error < COARSE_BOUND
+    assert any("joints/position_delta is a delta" in n for n in report.notes)
+    (episode,) = robokit.open(tmp_path / "lerobot")
+    as_absolute = replay_episode(compile_model(model_file), episode)  # no meaning: "action" taken as targets
+    assert as_absolute.max_joint_error > 0.5
+
+
+def test_an_action_replay_cannot_drive_is_refused(recording: RecordedEpisode, model_file: Path) -> None:
+    (episode,) = robokit.open(recording.path)
+    velocity = meaning_of_channel("joints/position_velocity", "rad/s", "joints/position")
+    with pytest.raises(SimError, match=r"velocity of joints/position.*export an absolute action"):
+        replay_episode(compile_model(model_file), episode, action="joint_commands/position",
+                       meaning=replace(velocity, channel="joint_commands/position"))
+    command_delta = meaning_of_channel("joint_commands/position_delta", "rad", "joints/position")
+    with pytest.raises(SimError, match="can integrate only a delta of the state joints/position"):
+        replay_episode(compile_model(model_file), episode, action="joint_commands/position",
+                       meaning=replace(command_delta, channel="joint_commands/position"))

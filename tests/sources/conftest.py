@@ -178,6 +178,8 @@ def scenario(m: RosMsgs, tf_type: str = "tf2_msgs/msg/TFMessage") -> list[Record
         add("/joint_states", js, T0 + i * 10 * MS, m.joint_state(T0 + i * 10 * MS, names, pos, [0.1 * i] * 3))
     add("/joint_states", js, T0 + 40 * MS, m.joint_state(T0 + 40 * MS, ("a", "c"), [0.04, 2.04], [0.4, 0.4]))
     add("/joint_states", js, T0 + 40 * MS, m.joint_state(T0 + 40 * MS, ("a", "b", "c"), [9, 9, 9]), lag=LAG + 1)
+    repeat = [0.01 + j for j in range(3)]  # the message at 10 ms again: a duplicate, dropped
+    add("/joint_states", js, T0 + 10 * MS, m.joint_state(T0 + 10 * MS, ("a", "b", "c"), repeat, [0.1] * 3), lag=LAG + 2)
     add("/left/joint_states", js, T0, m.joint_state(T0, ("l1",), [0.5]))
     for i in range(3):
         t = T0 + i * 33 * MS
@@ -239,22 +241,52 @@ def scenario(m: RosMsgs, tf_type: str = "tf2_msgs/msg/TFMessage") -> list[Record
     add("/task", "std_msgs/msg/String", T0, m.string("pick the cube"))
     for i in range(4):
         add("/counter", "std_msgs/msg/Int32", T0 + i * MS, m.make("std_msgs/msg/Int32", data=i))
+    plain_messages(m, add)
+    add("/kv", "diagnostic_msgs/msg/KeyValue", T0, m.make("diagnostic_msgs/msg/KeyValue", key="a", value="b"))
     return out
+
+
+def plain_messages(m: RosMsgs, add: Any) -> None:
+    """Two messages each of the plain types robokit/sources/plain.py maps."""
+    f64 = np.float64
+    for i in range(2):
+        t = T0 + i * 10 * MS
+        add("/flag", "std_msgs/msg/Bool", t, m.make("std_msgs/msg/Bool", data=bool(i)))
+        add("/floats", "std_msgs/msg/Float64MultiArray", t,
+            m.make("std_msgs/msg/Float64MultiArray", data=np.array([i, 2.5, -1] if i == 0 else [7], dtype=f64)))
+        joy = m.make("sensor_msgs/msg/Joy", header=m.header(t), axes=np.array([0.5 * i, -1], dtype=np.float32),
+                     buttons=np.array([i, 0, 1], dtype=np.int32))
+        add("/joy", "sensor_msgs/msg/Joy", t, joy)
+        point = m.make("trajectory_msgs/msg/JointTrajectoryPoint", positions=np.array([i, 2.0 * i], dtype=f64))
+        names = ["j1", "j2"] if i == 0 else ["j2", "j1"]
+        add("/arm/command", "trajectory_msgs/msg/JointTrajectory", t,
+            m.make("trajectory_msgs/msg/JointTrajectory", header=m.header(t), joint_names=names, points=[point]))
+        add("/battery", "sensor_msgs/msg/BatteryState", t,
+            m.make("sensor_msgs/msg/BatteryState", header=m.header(t), voltage=12.5 - i, percentage=0.9))
+        add("/temperature", "sensor_msgs/msg/Temperature", t,
+            m.make("sensor_msgs/msg/Temperature", header=m.header(t), temperature=20.0 + i))
+        add("/imu/mag", "sensor_msgs/msg/MagneticField", t,
+            m.make("sensor_msgs/msg/MagneticField", header=m.header(t), magnetic_field=m.vec(1e-5, 0, i)))
+        add("/gps/fix", "sensor_msgs/msg/NavSatFix", t,
+            m.make("sensor_msgs/msg/NavSatFix", header=m.header(t), latitude=48.0 + i, longitude=11.5, altitude=500))
 
 
 def check_scenario(ep: Episode) -> None:
     """What every container must read back from `scenario`."""
     s = ep.streams
-    assert {k.topic for k in ep.skipped} == {"/counter"}
-    assert ep.skipped[0].count == 4 and "std_msgs/msg/Int32" in ep.skipped[0].reason
+    assert {k.topic for k in ep.skipped} == {"/kv"}
+    assert ep.skipped[0].count == 1 and "diagnostic_msgs/msg/KeyValue" in ep.skipped[0].reason
+    check_plain(ep)
     pos = s["joints/position"]
     assert isinstance(pos, NumericStream) and pos.names == ("a", "b", "c") and pos.unit == "rad"
     assert pos.origin is not None and pos.origin.time_source == "header"
-    assert pos.timestamps.tolist() == [T0 + i * 10 * MS for i in range(5)]
-    expected = [[i * 0.01 + j for j in range(3)] for i in range(4)] + [[0.04, np.nan, 2.04]]
+    # two messages share the last stamp with different content: both kept, in recorded order, 1 ns apart
+    assert pos.timestamps.tolist() == [T0 + i * 10 * MS for i in range(5)] + [T0 + 40 * MS + 1]
+    expected = [[i * 0.01 + j for j in range(3)] for i in range(4)] + [[0.04, np.nan, 2.04], [9, 9, 9]]
     np.testing.assert_allclose(pos.values, expected)
-    assert len(s["joints/velocity"]) == 5 and "joints/effort" not in s
-    assert any("duplicate" in w and "/joint_states" in w for w in ep.warnings)
+    assert len(s["joints/velocity"]) == 6 and "joints/effort" not in s
+    assert any("share a timestamp" in w and "/joint_states" in w for w in ep.warnings)
+    assert any("1 sample(s) of joints/position dropped (same timestamp and content" in w for w in ep.warnings)
     assert s["left_joints/position"].values.tolist() == [[0.5]]
 
     front = s["front/rgb"]
@@ -307,6 +339,32 @@ def check_scenario(ep: Episode) -> None:
     task, notes = s["task"], s["notes/events"]
     assert isinstance(task, EventStream) and isinstance(notes, EventStream)
     assert ep.tasks == ("pick the cube",) and notes.values == ("note 0", "note 1")
+
+
+def check_plain(ep: Episode) -> None:
+    """The plain types of `plain_messages` (and the /counter Int32s) as channels."""
+    s = ep.streams
+    assert s["counter/data"].values[:, 0].tolist() == [0, 1, 2, 3] and s["counter/data"].names == ("data",)
+    assert s["flag/data"].values[:, 0].tolist() == [0, 1]
+    floats = s["floats/data"]
+    assert isinstance(floats, NumericStream) and floats.names == ("data_0", "data_1", "data_2")
+    np.testing.assert_array_equal(floats.values, [[0, 2.5, -1], [7, np.nan, np.nan]])
+    assert any("/floats: 1 message(s) not 3 values wide" in w for w in ep.warnings)
+    assert s["joy/axes"].values.tolist() == [[0, -1], [0.5, -1]] and s["joy/buttons"].values[1].tolist() == [1, 0, 1]
+    assert s["joy/buttons"].names == ("button_0", "button_1", "button_2")
+    cmd = s["arm_command/position"]
+    assert isinstance(cmd, NumericStream) and cmd.names == ("j1", "j2")
+    assert cmd.values.tolist() == [[0, 0], [2, 1]] and cmd.origin is not None and cmd.origin.time_source == "header"
+    battery = s["battery/state"]
+    assert isinstance(battery, NumericStream) and battery.names[0] == "voltage"
+    assert battery.values[:, 0].tolist() == [12.5, 11.5]
+    assert battery.values[0, 5] == pytest.approx(0.9)
+    assert s["temperature/temperature"].values[:, 0].tolist() == [20, 21]
+    mag = s["imu/magnetic_field"]
+    assert isinstance(mag, NumericStream) and mag.values[1].tolist() == pytest.approx([1e-5, 0, 1]) and mag.unit == "T"
+    fix = s["gps/fix"]
+    assert isinstance(fix, NumericStream) and fix.names == ("latitude", "longitude", "altitude")
+    assert fix.values.tolist() == [[48, 11.5, 500], [49, 11.5, 500]]
 
 
 def write_ros2(path: Path, records: list[Record], store: Any, storage: str = "mcap") -> Path:
@@ -409,8 +467,8 @@ class _Helpers:
     jpeg = staticmethod(jpeg)
 
     @staticmethod
-    def open_one(path: Path, mapping: Any = None) -> Episode:
+    def open_one(path: Path, mapping: Any = None, verify: bool = True) -> Episode:
         """The single episode of a recording, index pass done."""
-        (ep,) = robokit.open(path, mapping)
+        (ep,) = robokit.open(path, mapping, verify=verify)
         ep.streams  # noqa: B018 - run the loader now
         return ep

@@ -98,3 +98,33 @@ def test_broken_root_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "meta" / "info.json").write_text(json.dumps({"codebase_version": "v3.0", "fps": 10}))
     with pytest.raises(SourceError, match="not a readable LeRobot dataset"):
         robokit.open(tmp_path)
+
+
+def test_image_features_are_cameras_whatever_their_key(tmp_path: Path) -> None:
+    """An `image` feature (PNG bytes in the data Parquet) under a non-standard key reads as a camera, seekable."""
+    import io
+    import shutil
+
+    from PIL import Image
+
+    root = tmp_path / "so101"
+    shutil.copytree(Path(__file__).parents[1] / "realdata" / "lerobot" / "so101_record_test_v30", root)
+    data = root / "data" / "chunk-000" / "file-000.parquet"
+    table = pq.read_table(data)
+
+    def png(level: int) -> bytes:
+        buf = io.BytesIO()
+        Image.fromarray(np.full((6, 8, 3), level % 256, dtype=np.uint8)).save(buf, format="PNG")
+        return buf.getvalue()
+
+    frames = table.column("frame_index").to_pylist()
+    images = pa.array([{"bytes": png(f), "path": None} for f in frames],
+                      pa.struct([("bytes", pa.binary()), ("path", pa.string())]))
+    pq.write_table(table.append_column("wrist", images), data)
+    info = json.loads((root / "meta" / "info.json").read_text())
+    info["features"]["wrist"] = {"dtype": "image", "shape": [6, 8, 3], "names": ["height", "width", "channels"]}
+    (root / "meta" / "info.json").write_text(json.dumps(info))
+    ep = robokit.open(root)[1]
+    cam = ep["wrist/rgb"]
+    assert isinstance(cam, ImageStream) and (cam.width, cam.height) == (8, 6) and len(cam) == 374
+    assert [int(cam.frame(i).array()[0, 0, 0]) for i in (200, 5, 373)] == [200, 5, 373 % 256]

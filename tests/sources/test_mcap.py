@@ -71,7 +71,7 @@ def test_ros2_mcap_bag_directory(tmp_path: Path, bags: Any, ros2_msgs: Any) -> N
     (ep,) = robokit.open(bag)
     assert "not loaded" in repr(ep)  # the index pass waits for the first access
     assert (ep.id, ep.meta.source_format, ep.meta.source_uri) == ("run", "rosbag2-mcap", str(bag.resolve()))
-    assert ep.meta.source_version.startswith("b2ht:")
+    assert ep.meta.source_version.startswith("s2:")
     bags.check_scenario(ep)
 
 
@@ -112,6 +112,24 @@ def test_split_bag_reads_as_one_episode(tmp_path: Path, bags: Any, ros2_msgs: An
     assert all(np.array_equal(f.array(), bags.front_pixels(i)) for f, i in zip(front.frames(order), order, strict=True))
 
 
+def test_split_files_without_metadata_are_one_recording(tmp_path: Path, bags: Any, ros2_msgs: Any) -> None:
+    """Read in time order whatever the names (`b_0` holds the later half): frames and samples as in one file."""
+    records = bags.scenario(ros2_msgs)
+    cut = bags.T0 + 15 * bags.MS + bags.LAG
+    folder = tmp_path / "split"
+    folder.mkdir()
+    records.sort(key=lambda r: r[2])
+    bags.write_mcap_ros(folder / "a_1.mcap", [r for r in records if r[2] < cut], ros2_msgs.ts)
+    bags.write_mcap_ros(folder / "b_0.mcap", [r for r in records if r[2] >= cut], ros2_msgs.ts)
+    (folder / "a_1.mcap").rename(folder / "c_1.mcap")
+    (ep,) = robokit.open(folder)
+    assert (ep.id, ep.meta.source_format) == ("split", "mcap-split")
+    bags.check_scenario(ep)
+    (folder / "notes.txt").write_text("not a recording")
+    with pytest.raises(SourceError):
+        robokit.open(folder)
+
+
 def test_damaged_chunk_keeps_what_came_before(tmp_path: Path, bags: Any) -> None:
     records = [
         ("/camera/top/image", raw_image(T0 + i * MS, np.full((16, 16, 3), i, np.uint8)), T0 + i * MS) for i in range(20)
@@ -122,8 +140,13 @@ def test_damaged_chunk_keeps_what_came_before(tmp_path: Path, bags: Any) -> None
     data[middle : middle + 64] = b"\xff" * 64
     path.write_bytes(bytes(data))
     ep = bags.open_one(path)
-    assert any("reading stopped at damaged data" in w for w in ep.warnings)
-    assert 0 < len(ep["top/rgb"]) < 20
+    assert any("damaged chunk at byte" in w for w in ep.warnings), ep.warnings
+    top = ep["top/rgb"]
+    assert 0 < len(top) < 20 and top.timestamps[-1] == T0 + 19 * MS  # the chunks after the damage are read
+    lost = sum(x.messages or 0 for x in ep.losses if x.topic == "/camera/top/image")
+    assert not ep.complete and lost == 20 - len(top)  # counted by the file's statistics
+    assert len(list(top.frames())) == len(top)  # frames re-read past the same damaged chunk
+    assert len(bags.open_one(path, verify=False)["top/rgb"]) <= len(top)
 
 
 def test_frame_memory_does_not_grow_with_the_recording(tmp_path: Path, bags: Any) -> None:
@@ -196,7 +219,8 @@ def foxglove_file(tmp_path: Path, bags: Any) -> Path:
 
 def test_foxglove_protobuf_and_json(foxglove_file: Path, bags: Any) -> None:
     ep = bags.open_one(foxglove_file)
-    assert ep.meta.source_format == "mcap" and ep.skipped == [] and ep.warnings == []
+    assert ep.meta.source_format == "mcap" and ep.skipped == [] and ep.complete
+    assert ep.warnings == ["joints/velocity: 3 of 3 samples hold NaN or inf values"]
     s = ep.streams
     top = s["top/rgb"]
     assert isinstance(top, ImageStream) and top.origin is not None and top.origin.time_source == "header"

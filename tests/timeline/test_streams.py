@@ -71,3 +71,19 @@ def test_episode_loader_runs_once() -> None:
     assert ep.duration_s == 2e-9 and ep.warnings == ["w"] and len(calls) == 1
     info = ep.info()
     assert info.streams[0].count == 2 and info.to_dict()["streams"][0]["channel"] == "a/b"
+
+
+def test_order_samples_keeps_same_time_other_content_in_recorded_order() -> None:
+    from robokit.timeline.streams import order_samples
+
+    contents = ["a", "b", "a", "c", "d"]
+    asked: list[int] = []
+
+    def content(i: int) -> str:
+        asked.append(i)
+        return contents[i]
+
+    ts, keep, dropped, moved = order_samples(np.array([10, 10, 10, 5, 11]), content)
+    assert keep.tolist() == [3, 0, 1, 4] and dropped == 1 and moved == 2  # the second "a" at 10 is a repeat
+    assert ts.tolist() == [5, 10, 11, 12]  # "b" moved 1 ns after "a", "d" (at 11) 1 ns after "b"
+    assert sorted(set(asked)) == [0, 1, 2]  # content asked only where timestamps repeat

@@ -6,6 +6,7 @@ CODEBASE_VERSION = "v3.0"
 CHUNKS_SIZE = 1000
 DATA_FILE_MB = 100
 VIDEO_FILE_MB = 200
+MAX_FILE_MB = 10_000  # upper bound of the data/video file size options (files are streamed, never buffered)
 MAX_VIDEO_SECONDS = 1000.0  # lerobot compares times as float32: past 1024 s frame lookups fail
 DATA_PATH = "data/chunk-{chunk_index:03d}/file-{file_index:03d}.parquet"
 VIDEO_PATH = "videos/{video_key}/chunk-{chunk_index:03d}/file-{file_index:03d}.mp4"
@@ -17,6 +18,12 @@ DEFAULT_FEATURES = {
     "index": {"dtype": "int64", "shape": [1], "names": None},
     "task_index": {"dtype": "int64", "shape": [1], "names": None},
 }
+INFO_PATH = "meta/info.json"
+TASKS_PATH = "meta/tasks.parquet"
+EPISODES_DIR = "meta/episodes"
+STATS_PATH = "meta/stats.json"
+V2_TASKS_PATH = "meta/tasks.jsonl"  # v2.1: one {"task_index", "task"} object per line
+V2_EPISODES_PATH = "meta/episodes.jsonl"  # v2.1: one {"episode_index", "tasks", "length"} object per line
 STATE_KEY = "observation.state"
 ACTION_KEY = "action"
 IMAGE_PREFIX = "observation.images."

@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from robokit.converters.actions import ActionMeaning, meaning_of
 from robokit.converters.episodes import trace
 from robokit.converters.lerobot.layout import (
     ACTION_KEY,
@@ -32,6 +33,7 @@ from robokit.converters.lerobot.layout import (
     DEFAULT_FEATURES,
     EPISODES_PATH,
     IMAGE_PREFIX,
+    MAX_FILE_MB,
     MAX_VIDEO_SECONDS,
     STATE_KEY,
     VIDEO_FILE_MB,
@@ -45,17 +47,21 @@ from robokit.converters.staging import staged_dir
 from robokit.converters.stats import ImageStats, merge_image_stats, to_json, vector_stats
 from robokit.converters.streaming import Encoded, EpisodeContext, accepted, prepared_signature, write_streaming
 from robokit.converters.vectors import pose_names, pose_vector
-from robokit.converters.video import VideoConcatenator, VideoEncoder, VideoSettings, video_info
-from robokit.errors import ChannelError
+from robokit.converters.video import MAX_GOP, VideoConcatenator, VideoEncoder, VideoSettings, video_info
+from robokit.errors import ChannelError, OptionError
 from robokit.timeline import Episode, ImageStream
 
 EXTRA_OPTIONS = (
     ExtraOption("codec", str, "av1", "Video codec: av1 (libsvtav1) or h264 (libx264).", ("av1", "h264")),
-    ExtraOption("crf", int, 30, "Video quality: constant rate factor (lower is better)."),
-    ExtraOption("gop", int, 2, "Keyframe interval in frames (small: fast random access)."),
-    ExtraOption("preset", str, None, "Encoder preset (default: 12 for av1, veryfast for h264)."),
-    ExtraOption("video_file_mb", float, float(VIDEO_FILE_MB), "Roll MP4 files over at this size (MB)."),
-    ExtraOption("data_file_mb", float, float(DATA_FILE_MB), "Roll data Parquet files over at this size (MB)."),
+    ExtraOption("crf", int, 30, "Video quality: constant rate factor (lower is better; h264 up to 51).",
+                low=0, high=63),
+    ExtraOption("gop", int, 2, "Keyframe interval in frames (small: fast random access).", low=1, high=MAX_GOP),
+    ExtraOption("preset", str, None, "Encoder preset: 0 to 13 for av1 (default 12), ultrafast to veryslow for h264 "
+                "(default veryfast)."),
+    ExtraOption("video_file_mb", float, float(VIDEO_FILE_MB), "Roll MP4 files over at this size (MB).",
+                low=0, high=MAX_FILE_MB, above=True),
+    ExtraOption("data_file_mb", float, float(DATA_FILE_MB), "Roll data Parquet files over at this size (MB).",
+                low=0, high=MAX_FILE_MB, above=True),
 )
 _STATS_SAMPLES = 100  # frames per episode fed to the image statistics
 _GLOBAL_COLUMNS = ("episode_index", "index", "task_index")  # filled in by assembly, in dataset order
@@ -93,6 +99,7 @@ class _Schema:
     poses: tuple[str, ...]  # feature keys
     cameras: tuple[tuple[str, int, int], ...]  # (channel, width, height), sorted by channel
     robot_type: str
+    action_meaning: ActionMeaning | None = None
 
 
 @dataclass
@@ -137,12 +144,18 @@ class LeRobotWriter:
     def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:
         return write_streaming(self, episodes, out_dir, options)
 
+    def check_options(self, options: WriterOptions) -> None:
+        """What the encoder would refuse: crf and preset of the chosen codec, its top rate, odd image sizes."""
+        video = _video_settings(options)
+        if options.fps is not None:
+            video.check_fps(options.fps)
+        width, height = options.image_size or (0, 0)
+        if width % 2 or height % 2:
+            raise OptionError(f"image_size {width}x{height}: LeRobot video needs an even width and height")
+
     def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
         extra = options.extra
-        preset = extra.get("preset")
-        video = VideoSettings(
-            codec=str(extra.get("codec", "av1")), crf=int(extra.get("crf", 30)), gop=int(extra.get("gop", 2)),
-            preset=int(preset) if isinstance(preset, str) and preset.isdigit() else preset)
+        video = _video_settings(options)
         fps, warnings = _integer_fps(episodes, options)
         return _Plan(replace(options, fps=fps), video, float(extra.get("video_file_mb", VIDEO_FILE_MB)),
                      float(extra.get("data_file_mb", DATA_FILE_MB)), warnings)
@@ -159,7 +172,7 @@ class LeRobotWriter:
         schema = _Schema(fps, tuple(p.state.names), tuple(p.action.names) if p.action is not None else None,
                          tuple(pose_key(name) for name in p.poses),
                          tuple((cam, p.cameras[cam].width, p.cameras[cam].height) for cam in cameras),
-                         p.source.meta.robot_type)
+                         p.source.meta.robot_type, meaning_of(p))
         fields = trace(p)
         traced = {"robokit.source": fields["source"], "robokit.segment": [int(t) for t in fields["segment"]],
                   "robokit.segment_version": fields["segment_version"],
@@ -185,12 +198,23 @@ class LeRobotWriter:
         return check_dataset(format_dir)
 
 
+def _video_settings(options: WriterOptions) -> VideoSettings:
+    extra = options.extra
+    preset = extra.get("preset")
+    return VideoSettings(codec=str(extra.get("codec", "av1")), crf=int(extra.get("crf", 30)),
+                         gop=int(extra.get("gop", 2)),
+                         preset=int(preset) if isinstance(preset, str) and preset.isdigit() else preset)
+
+
 def _integer_fps(episodes: Sequence[Episode], options: WriterOptions) -> tuple[float | None, tuple[str, ...]]:
     """One integer fps for every episode (LeRobot's `fps` is an int): the given or slowest one, rounded."""
     fps = options.fps
     if fps is None:
         fps = min((r for r in _default_rates(episodes, options) if r > 0), default=0.0)
     warnings = (f"fps {fps:.3f} rounded to {round(fps)} (LeRobot needs an integer fps)",) if fps != round(fps) else ()
+    if options.fps is None and fps:
+        warnings = (f"fps {max(1, round(fps))} by default: the slowest camera (else state) rate measured is "
+                    f"{fps:.3g} Hz", *warnings)
     return (float(max(1, round(fps))) if fps else None), warnings
 
 
@@ -369,6 +393,8 @@ class _DatasetWriter:
                                                 "names": list(schema.state)}}
         if schema.action is not None:
             features[ACTION_KEY] = {"dtype": "float32", "shape": [len(schema.action)], "names": list(schema.action)}
+            if schema.action_meaning is not None:  # what the action is: source channel, absolute or delta, unit
+                features[ACTION_KEY]["info"] = schema.action_meaning.to_dict()
         for key in schema.poses:
             features[key] = {"dtype": "float32", "shape": [columns[key].shape[1]],
                              "names": list(pose_names(self.plan.options.quat_order))}

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robokit.converters.actions import meaning_of_channel
 from robokit.converters.mcap.channels import camera_frame, event_topics, image_topics, numeric_topics, tf_topics
 from robokit.converters.mcap.derived_topics import (
     action_topic,
@@ -137,4 +138,8 @@ def episode_record(ep: Episode, p: Plan, options: WriterOptions, encoding: str) 
                   robot_type=options.robot_type or meta.robot_type, task=p.task, tasks=json.dumps(list(ep.tasks)),
                   encoding=encoding, fps=f"{options.fps:g}" if options.fps else "", resample=options.resample,
                   frame=options.frame, root_frame=p.root, clock=CLOCK)
+    if options.action:  # what /derived/action is: its source channel, absolute or delta, unit
+        action = ep[options.action]
+        unit = (action.unit or "") if isinstance(action, NumericStream) else ""
+        record["action"] = json.dumps(meaning_of_channel(options.action, unit, options.state).to_dict())
     return record

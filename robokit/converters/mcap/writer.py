@@ -107,7 +107,7 @@ def _file_name(episode_id: str, used: set[str]) -> str:
 
 def _check_action(episodes: Sequence[Episode], action: str | None) -> None:
     """An action channel no episode has is a mistake in the options: its ChannelError before anything is encoded."""
-    if action and episodes and not any(base_channel(action) in ep.streams for ep in episodes):
+    if action and episodes and not any(base_channel(action, ep.streams) in ep.streams for ep in episodes):
         raise ChannelError(action, list(episodes[0].streams))
 
 

@@ -29,6 +29,7 @@ class MjcfWriter(SceneConverter):
     description = "MuJoCo MJCF scene (scene.xml + assets/): convex collision pieces, free bodies, cameras"
     extra_options = SCENE_OPTIONS
     target_convention = mjcf.CONVENTION
+    writes_splats = False  # MJCF has no splat primitive
 
     def write_scene(self, scene: Scene, out_dir: Path, options: WriterOptions) -> WriteResult:
         prepared = prepare_scene(scene, SceneOptions.from_writer(options), exact_meshes=False)

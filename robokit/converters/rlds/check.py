@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from robokit.converters.consumers import TFDS
 from robokit.converters.images import frame_layout
 from robokit.converters.rlds.example import Value, decode_example
 from robokit.converters.rlds.features import Leaf
@@ -57,6 +58,8 @@ def structure(root: Path) -> list[str]:
     except SourceError as exc:
         return [str(exc)]
     problems = [f"{p.name}: left-over partial file" for p in root.glob(".*partial*")]
+    if not any(ds.splits.values()):
+        problems.append("dataset_info.json lists no split with shards")
     split_bytes = {s["name"]: int(s.get("numBytes", 0)) for s in ds.info.get("splits", [])}
     for split, shards in ds.splits.items():
         payload = 0
@@ -82,11 +85,10 @@ def structure(root: Path) -> list[str]:
 def with_tfds(root: Path) -> list[str]:
     """Load every split with the real TFDS (when TensorFlow and TFDS are importable) and walk every step."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    try:
-        import tensorflow  # noqa: F401  (TFDS reads TFRecords only through TensorFlow)
-        import tensorflow_datasets as tfds
-    except ImportError:
+    if not TFDS.available():  # TFDS reads TFRecords only through TensorFlow: both must import
         return []
+    import tensorflow_datasets as tfds
+
     problems = []
     try:
         builder = tfds.builder_from_directory(str(root))

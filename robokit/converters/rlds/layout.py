@@ -6,11 +6,13 @@ import re
 from typing import Any
 
 from robokit.errors import OptionError
+from robokit.paths import expand
 
 FILE_FORMAT = "tfrecord"
 TEMPLATE = "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}"
 DATASET_INFO = "dataset_info.json"
 FEATURES = "features.json"
+METADATA = "metadata.json"  # free-form dataset metadata (tfds.core.MetadataDict): robokit stores the action meaning
 _NAME = re.compile(r"[a-z][a-z0-9_]*")
 _VERSION = re.compile(r"\d+\.\d+\.\d+")
 DOC_PREFIX = "robokit: "  # feature descriptions robokit writes: "robokit: <channel> [names] frame=<convention>"
@@ -33,11 +35,13 @@ def version(value: object) -> str:
 
 def shard_name(dataset: str, split: str, index: int, count: int, template: str = TEMPLATE,
                file_format: str = FILE_FORMAT) -> str:
-    """The file name TFDS expects for shard `index` of `count` (numbers padded to at least 5 digits)."""
+    """The file name TFDS expects for shard `index` of `count` (numbers padded to at least 5 digits); SourceError
+    when a template read from a dataset has other placeholders."""
     width = max(5, len(str(count)))
-    return (template.replace("{DATASET}", dataset).replace("{SPLIT}", split).replace("{FILEFORMAT}", file_format)
-            .replace("{SHARD_X_OF_Y}", f"{index:0{width}d}-of-{count:0{width}d}")
-            .replace("{SHARD_INDEX}", f"{index:0{width}d}").replace("{NUM_SHARDS}", f"{count:0{width}d}"))
+    return expand(template, {"DATASET": dataset, "SPLIT": split, "FILEFORMAT": file_format,
+                             "SHARD_X_OF_Y": f"{index:0{width}d}-of-{count:0{width}d}",
+                             "SHARD_INDEX": f"{index:0{width}d}", "NUM_SHARDS": f"{count:0{width}d}"},
+                  f"{DATASET_INFO} filepathTemplate")
 
 
 def split_entry(split: str, shard_lengths: list[int], num_bytes: int) -> dict[str, Any]:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from robokit.converters.actions import ActionMeaning, meaning_of
 from robokit.converters.episodes import trace
 from robokit.converters.images import (
     IMAGE_OPTIONS,
@@ -35,6 +36,7 @@ from robokit.converters.rlds.layout import (
     DATASET_INFO,
     FEATURES,
     FILE_FORMAT,
+    METADATA,
     dataset_name,
     describe,
     shard_name,
@@ -50,19 +52,30 @@ from robokit.errors import OptionError
 from robokit.timeline import Episode
 
 EXTRA_OPTIONS = (
-    ExtraOption("dataset_name", str, "robokit", "Dataset name (snake_case for RLDS): DIR/rlds/<name>/<version>/."),
-    ExtraOption("rlds_version", str, "1.0.0", "RLDS dataset version (X.Y.Z)."),
-    ExtraOption("rlds_shard_mb", float, 256.0, "Target TFRecord shard size in MB (at most 1024)."),
-    ExtraOption("split", float, 0.0, "Fraction of episodes written to an RLDS `val` split (0: train only)."),
+    ExtraOption("dataset_name", str, "robokit", "Dataset name (snake_case for RLDS): DIR/rlds/<name>/<version>/.",
+                check=dataset_name),
+    ExtraOption("rlds_version", str, "1.0.0", "RLDS dataset version (X.Y.Z).", check=version),
+    ExtraOption("rlds_shard_mb", float, 256.0, "Target TFRecord shard size in MB (at most 1024).",
+                low=0, high=1024, above=True),
+    ExtraOption("split", float, 0.0, "Fraction of episodes written to an RLDS `val` split (0: train only; below 1).",
+                low=0, high=1, check=lambda ratio: split_ratio(ratio)),
     *IMAGE_OPTIONS,
 )
 _DEFAULTS = {o.name: o.default for o in EXTRA_OPTIONS}
 
+NO_ACTION = "No action: the source recorded none and none was asked for (--action)."
+
+
+def split_ratio(ratio: float) -> float:
+    """Validate the `split` option: the fraction of episodes in the `val` split, below 1 (train is never empty)."""
+    if not 0.0 <= ratio < 1.0:
+        raise OptionError(f"split {ratio:g}: expected a fraction in [0, 1) for the val split")
+    return ratio
+
 
 def val_indices(count: int, ratio: float) -> set[int]:
     """Input indices of the `val` episodes: round(count·ratio) of them (at least one), spread evenly."""
-    if not 0.0 <= ratio < 1.0:
-        raise OptionError(f"split {ratio:g}: expected a fraction in [0, 1) for the val split")
+    split_ratio(ratio)
     if ratio == 0.0 or count < 2:
         return set()
     n = min(count - 1, max(1, round(count * ratio)))
@@ -92,17 +105,18 @@ class _Schema:
 
     cameras: dict[str, tuple[str, ImageSpec]]  # channel -> (feature key, spec)
     state: tuple[str, tuple[str, ...]]  # channel, dimension names
-    action: tuple[str, tuple[str, ...]]
+    action: tuple[str, tuple[str, ...]] | None  # None: no action recorded or asked for; steps have no `action`
     poses: dict[str, str]  # channel -> feature key
     quat_order: str
     frame: str
+    action_meaning: ActionMeaning | None = None
 
     @classmethod
     def of(cls, p: PreparedEpisode, options: WriterOptions, settings: _Settings) -> _Schema:
-        assert p.action is not None
-        return cls(camera_specs(p, settings.image_format), (p.state.name, p.state.names),
-                   (p.action.name, p.action.names), {name: pose_key(name) for name in sorted(p.poses)},
-                   options.quat_order, options.frame)
+        action = (p.action.name, p.action.names) if p.action is not None else None
+        return cls(camera_specs(p, settings.image_format), (p.state.name, p.state.names), action,
+                   {name: pose_key(name) for name in sorted(p.poses)}, options.quat_order, options.frame,
+                   meaning_of(p))
 
     def node(self) -> ft.Node:
         """The features.json root."""
@@ -114,7 +128,7 @@ class _Schema:
             observation[key] = ft.tensor((7,), "float32", describe(channel, pose_names(self.quat_order), self.frame))
         step = {
             "observation": ft.features_dict(observation),
-            "action": ft.tensor((len(self.action[1]),), "float32", describe(*self.action)),
+            **({"action": ft.tensor((len(self.action[1]),), "float32", describe(*self.action))} if self.action else {}),
             "reward": ft.tensor((), "float32"),
             "discount": ft.tensor((), "float32"),
             "is_first": ft.tensor((), "bool"),
@@ -142,10 +156,8 @@ class _Schema:
         last[-1] = True
         first = np.zeros(n, dtype=bool)
         first[0] = True
-        assert p.action is not None
         out: dict[str, Value] = {
             "steps/observation/state": p.state.values.astype(np.float32),
-            "steps/action": p.action.values.astype(np.float32),
             "steps/reward": last.astype(np.float32),
             "steps/discount": np.ones(n, dtype=np.float32),
             "steps/is_first": first,
@@ -156,6 +168,8 @@ class _Schema:
         for channel, (key, _) in self.cameras.items():
             out[f"steps/observation/{key}"] = images[channel]
         out.update({f"steps/observation/{key}": v for key, v in pose_vectors(p, self.quat_order).items()})
+        if p.action is not None:
+            out["steps/action"] = p.action.values.astype(np.float32)
         meta = p.source.meta
         fields = trace(p)
         out.update({
@@ -208,11 +222,7 @@ class RldsWriter:
 
     def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
         settings = _Settings.from_options(options)
-        warnings: tuple[str, ...] = ()
-        if options.action is None:
-            options = replace(options, action=f"{options.state}_delta")
-            warnings = (f"no action channel given: RLDS steps need one, using {options.action}",)
-        return _Plan(options, settings, frozenset(val_indices(len(episodes), settings.split)), warnings)
+        return _Plan(options, settings, frozenset(val_indices(len(episodes), settings.split)), ())
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
         """One episode as one serialized `tf.train.Example` (its images encoded per step)."""
@@ -248,6 +258,8 @@ class RldsWriter:
                 result.episode_files.update(
                     (ep, [f"{folder}/{name}"]) for ep, name in zip(ids[s], item_shards(shards), strict=True))
             assert schema is not None
+            if schema.action is None:
+                result.warnings.append(f"steps have no `action`. {NO_ACTION}")
             _write_metadata(root, settings, schema, written, plan.options)
             result.files = sorted(str(p.relative_to(staging)) for p in root.iterdir())
         return result
@@ -263,9 +275,12 @@ def _write_metadata(root: Path, settings: _Settings, schema: _Schema, written: d
                     options: WriterOptions) -> None:
     """features.json, then dataset_info.json (last: its presence marks a complete dataset)."""
     (root / FEATURES).write_text(json.dumps(schema.node(), indent=4, sort_keys=True))
+    if schema.action_meaning is not None:  # TFDS keeps free-form dataset metadata in metadata.json
+        (root / METADATA).write_text(json.dumps({"action": schema.action_meaning.to_dict()}, indent=4, sort_keys=True))
     splits = [split_entry(s, [sh.items for sh in shards], num_bytes)
               for s, (shards, num_bytes) in written.items() if shards]
     robot = f" Robot: {options.robot_type}." if options.robot_type else ""
+    robot += f" {NO_ACTION}" if schema.action is None else ""
     info: dict[str, Any] = {
         "description": f"Robot episodes in RLDS format, written by robokit.{robot}",
         "fileFormat": FILE_FORMAT,

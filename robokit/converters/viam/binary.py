@@ -76,6 +76,7 @@ class ViamBinaryWriter:
     description = "Viam binary dataset (dataset.jsonl + data/ image files, as `viam dataset export` writes)"
     consumes = "episodes"
     extra_options = (ONLY_JSONL, DATASET_ID, PART_ID, IMAGE_FORMAT)
+    names_out_dir = True  # image_path starts with --out: the export cache keys it by the destination
 
     def check(self, format_dir: Path) -> list[str]:
         """Read it as a training script does (JSON lines / Parquet, pandas when installed) and with robokit."""

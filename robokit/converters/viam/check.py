@@ -12,6 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from robokit.converters.consumers import PANDAS
 from robokit.errors import RobokitError
 from robokit.viam.layout import BINARY_TABLE, DATA_DIR, JSONL, SEQUENCE_DATA_DIR, TABLES, parse_time
 
@@ -83,10 +84,10 @@ def _table_problems(name: str, table: pa.Table) -> list[str]:
         if c in table.column_names and not (pa.types.is_timestamp(table.schema.field(c).type)
                                             and table.schema.field(c).type.tz == "UTC"):
             problems.append(f"{name}: {c} is {table.schema.field(c).type}, not a UTC timestamp")
-    try:
-        import pandas as pd
-    except ImportError:
+    if not PANDAS.available():
         return problems
+    import pandas as pd
+
     frame = table.to_pandas()
     for c in _TIME_COLUMNS[name]:
         if c in frame and not isinstance(frame[c].dtype, pd.DatetimeTZDtype):

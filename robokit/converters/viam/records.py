@@ -15,7 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from robokit.converters.images import IMAGE_FORMATS, camera_key, encoded_frames, first_frame, image_format, image_spec
+from robokit.converters.images import (
+    IMAGE_FORMATS,
+    camera_key,
+    encoded_frames,
+    first_frame,
+    image_format,
+    image_spec,
+    recorded_format,
+)
 from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import select_cameras
 from robokit.converters.registry import ExtraOption
@@ -24,7 +32,16 @@ from robokit.timeline import Episode, EventStream, ImageStream
 from robokit.timeline.detections import Box, decode_boxes, is_detection_channel
 from robokit.viam.layout import slug
 
-DATASET_ID = ExtraOption("dataset_id", str, None, "Viam dataset ID, naming the sequence zip (default: from sources).")
+
+def dataset_id(value: object) -> str:
+    """Validate the `dataset_id` option: it names a file, so letters, digits, '.', '_' and '-' only."""
+    if not isinstance(value, str) or slug(value) != value:
+        raise OptionError(f"dataset_id {value!r}: use letters, digits, '.', '_' and '-' only")
+    return value
+
+
+DATASET_ID = ExtraOption("dataset_id", str, None, "Viam dataset ID, naming the sequence zip (default: from sources).",
+                         check=dataset_id)
 PART_ID = ExtraOption("part_id", str, None, "Machine part ID stored with every image and reading (default: derived).")
 IMAGE_FORMAT = ExtraOption("image_format", str, "auto",
                            "Image files: auto keeps the recorded JPEG/PNG (bytes untouched unless resized; raw "
@@ -44,8 +61,8 @@ class Ids:
 def export_ids(episodes: Sequence[Episode], options: WriterOptions) -> Ids:
     """IDs from the options, else derived from the sources so re-exports of the same data match."""
     given = options.extra.get("dataset_id")
-    if given is not None and (not isinstance(given, str) or slug(given) != given):
-        raise OptionError(f"dataset_id {given!r}: use letters, digits, '.', '_' and '-' only")
+    if given is not None:
+        dataset_id(given)
     sources = "\n".join(f"{e.meta.source_uri}#{e.meta.source_version}#{e.id}" for e in episodes)
     dataset = given or hashlib.sha1(sources.encode()).hexdigest()[:24]  # the shape of a Viam ID
     part = str(options.extra.get("part_id") or uuid.uuid5(uuid.NAMESPACE_URL, f"robokit:{dataset}"))
@@ -124,7 +141,7 @@ def image_records(episode: Episode, options: WriterOptions, warnings: list[str],
     selected = selected_cameras(episode, options, warnings)
     detections = _detections(episode, selected, warnings)
     for cam in selected:
-        spec = image_spec(cam.channel, first_frame(cam.stream), cam.source.format, requested)
+        spec = image_spec(cam.channel, first_frame(cam.stream), recorded_format(cam.source), requested)
         component = slug(camera_key(cam.channel))
         boxes = _boxes_by_frame(cam, detections.get(cam.channel), warnings, episode.id)
         data: Iterator[bytes | None] = encoded_frames(cam.channel, cam.stream, spec) if with_data else repeat(None)

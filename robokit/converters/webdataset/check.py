@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from robokit.converters.consumers import WEBDATASET
 from robokit.converters.webdataset.layout import DATASET_JSON, INDEX_KIND
 
 _SHARD = re.compile(r"-\d{6}\.tar$")
@@ -58,10 +59,10 @@ def _episode_problems(samples: list[tuple[str, dict[str, Any]]], layout: str, sh
 
 
 def _with_webdataset(root: Path, dataset: dict[str, Any], keys: list[str]) -> list[str]:
-    try:
-        import webdataset as wds
-    except ImportError:
+    if not WEBDATASET.available():
         return []
+    import webdataset as wds
+
     try:
         pattern = str(root / dataset["shards"])
         seen = [s["__key__"] for s in wds.WebDataset(pattern, shardshuffle=False, empty_check=True)]
@@ -80,6 +81,8 @@ def check_dataset(root: Path) -> list[str]:
     problems = [f"{p.name}: left-over partial file" for p in root.glob(".*partial*")]
     if index.get("__kind__") != INDEX_KIND or index.get("wids_version") != 1:
         problems.append(f"{dataset['index']}: not a {INDEX_KIND} (wids_version 1) index")
+    if not index.get("shardlist"):
+        problems.append(f"{dataset['index']}: lists no shards")
     keys: list[str] = []
     for entry in index.get("shardlist", []):
         path = root / entry["url"]

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from robokit.converters.actions import meaning_of_channel
 from robokit.converters.episodes import trace
 from robokit.converters.images import (
     IMAGE_OPTIONS,
@@ -50,8 +51,10 @@ from robokit.timeline import Episode
 
 SAMPLE_LAYOUTS = ("step", "episode")
 EXTRA_OPTIONS = (
-    ExtraOption("dataset_name", str, "robokit", "Dataset name: shards are DIR/webdataset/<name>-NNNNNN.tar."),
-    ExtraOption("wds_shard_mb", float, 512.0, "Target WebDataset shard size in MB (256 to 1024), tar headers counted."),
+    ExtraOption("dataset_name", str, "robokit", "Dataset name: shards are DIR/webdataset/<name>-NNNNNN.tar.",
+                check=shard_prefix),
+    ExtraOption("wds_shard_mb", float, 512.0, "Target WebDataset shard size in MB, tar headers counted.",
+                low=256, high=1024),
     ExtraOption("wds_samples", str, "step", "WebDataset samples: one per step, or one per episode.", SAMPLE_LAYOUTS),
     *IMAGE_OPTIONS,
 )
@@ -85,7 +88,8 @@ class _Schema:
         """Per-step vector members: channel, dimension names, shape (and frame for poses)."""
         out: dict[str, dict[str, Any]] = {"state": {"channel": p.state.name, "names": list(p.state.names)}}
         if p.action is not None:
-            out["action"] = {"channel": p.action.name, "names": list(p.action.names)}
+            out["action"] = {"channel": p.action.name, "names": list(p.action.names),
+                             "meaning": meaning_of_channel(p.action.name, p.action.unit or "", p.state.name).to_dict()}
         for channel, key in self.poses.items():
             out[key] = {"channel": channel, "names": list(pose_names(self.quat_order)), "frame": self.frame}
         return {k: {"type": "array", "dtype": "float32", "shape": [len(v["names"])], **v} for k, v in out.items()}

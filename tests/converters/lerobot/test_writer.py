@@ -47,7 +47,7 @@ def test_episodes_meta_videos_and_traceability(lerobot_root: Path) -> None:
     assert [e["episode_index"] for e in eps] == [0, 1]
     assert eps[1]["dataset_from_index"] == eps[0]["dataset_to_index"] == eps[0]["length"]
     assert eps[1]["videos/observation.images.front/from_timestamp"] == pytest.approx(eps[0]["length"] / 15)
-    assert eps[0]["robokit.source"].endswith("episode_000") and eps[0]["robokit.segment_version"].startswith("b2ht:")
+    assert eps[0]["robokit.source"].endswith("episode_000") and eps[0]["robokit.segment_version"].startswith("s2:")
     assert len(eps[0]["robokit.segment"]) == 2
     assert np.asarray(eps[0]["stats/observation.images.front/mean"]).shape == (3, 1, 1)
     with av.open(str(lerobot_root / "videos" / "observation.images.front" / "chunk-000" / "file-000.mp4")) as c:

@@ -183,3 +183,13 @@ def test_robokit_reads_a_tfds_generated_dataset(tfds: Any, tmp_path: Path) -> No
     assert np.allclose(ep["base_pose_tool_reached"].values[:, 0], np.arange(5) + 0.5)  # type: ignore[attr-defined]
     lerobot_ready = robokit.resample(ep, 10, channels=["base_pose_tool_reached", "image/rgb"])
     assert len(lerobot_ready["image/rgb"]) == 5
+
+
+def test_check_strict_passes_and_tfds_reads_the_action_meaning(tfds: Any, rlds_out: Path,
+                                                                 rlds_root: Path) -> None:
+    from robokit.cli import main
+
+    assert main(["check", "--strict", str(rlds_out)]) == 0  # TFDS itself validated it
+    action = tfds.builder_from_directory(str(rlds_root)).info.metadata["action"]  # metadata.json
+    assert (action["kind"], action["source"], action["channel"]) == ("delta", "joints/position",
+                                                                     "joints/position_delta")

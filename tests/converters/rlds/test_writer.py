@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +18,7 @@ from robokit.converters.rlds.example import decode_example, encode_example
 from robokit.converters.rlds.features import leaves
 from robokit.converters.rlds.records import iter_records, write_record
 from robokit.converters.rlds.writer import val_indices
-from robokit.errors import ConversionError, OptionError
+from robokit.errors import ConversionError, OptionError, SourceError
 from robokit.timeline import Episode
 from robokit.timeline.images import encode_image
 
@@ -42,7 +43,8 @@ def test_layout_names_and_exact_split_info(rlds_out: Path, rlds_root: Path) -> N
             assert len(records) == int(count)
             payload += sum(len(r) for r in records)
         assert payload == int(split["numBytes"])
-    assert sorted(p.name for p in rlds_root.iterdir() if p.suffix == ".json") == ["dataset_info.json", "features.json"]
+    assert sorted(p.name for p in rlds_root.iterdir() if p.suffix == ".json") == ["dataset_info.json", "features.json",
+                                                                                         "metadata.json"]
     assert not list(rlds_out.parent.glob(".rlds.partial-*")) and not list(rlds_root.glob(".*"))
 
 
@@ -66,7 +68,7 @@ def test_every_record_has_flags_once_and_traceability(rlds_root: Path) -> None:
             assert isinstance(first, np.ndarray) and isinstance(last, np.ndarray)
             assert list(np.flatnonzero(first)) == [0] and list(np.flatnonzero(last)) == [len(last) - 1]
             assert values["episode_metadata/source"] == values["episode_metadata/file_path"]
-            assert values["episode_metadata/segment_version"][0].startswith(b"b2ht:")
+            assert values["episode_metadata/segment_version"][0].startswith(b"s2:")
             episodes += 1
     assert episodes == 2
 
@@ -195,3 +197,16 @@ def test_check_reports_wrong_shard_lengths_and_corruption(rlds_out: Path, tmp_pa
     problems = get_converter("rlds").check(copy)
     assert any("shardLengths[0] says 2" in p for p in problems)
     assert any("CRC mismatch" in p for p in problems)
+
+
+@pytest.mark.parametrize("template", ["../../{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}",
+                                      "{DATASET.__class__}-{SHARD_X_OF_Y}", "/tmp/{SHARD_X_OF_Y}"])
+def test_reader_refuses_shard_templates_leaving_the_dataset(rlds_root: Path, tmp_path: Path, template: str) -> None:
+    root = tmp_path / "1.0.0"
+    shutil.copytree(rlds_root, root)
+    info = json.loads((root / "dataset_info.json").read_text())
+    for split in info["splits"]:
+        split["filepathTemplate"] = template
+    (root / "dataset_info.json").write_text(json.dumps(info))
+    with pytest.raises(SourceError, match="filepathTemplate"):
+        robokit.open(root)

@@ -73,3 +73,9 @@ def test_episode_samples_decode(wds_episodes: Path) -> None:
     for s in samples:
         images = [k for k in s if k.startswith("front.")]
         assert len(images) == s["meta.json"]["num_steps"] == len(s["steps.npz"]["action"])
+
+
+def test_check_strict_passes(wds_steps: Path, wds_episodes: Path) -> None:
+    from robokit.cli import main
+
+    assert main(["check", "--strict", str(wds_steps), str(wds_episodes)]) == 0  # webdataset itself validated them

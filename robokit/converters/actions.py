@@ -1,0 +1,88 @@
+"""What an exported action means: the recorded channel it comes from, absolute or delta, its unit.
+
+Every dataset writer stores it (LeRobot: `features.action.info`; RLDS: `metadata.json`; WebDataset:
+`dataset.json`; MCAP: the `robokit.episode` record), so a consumer such as `robokit sim replay` need not
+guess whether a row is a target or a step. Kinds: `absolute` (the channel as recorded, e.g. joint
+commands), `delta` (next minus current value of `source` on the export grid, 0 on the last frame: the
+absolute target is `source + action`) and `velocity` (d`source`/dt, unit per second).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from robokit.converters.prepare import PreparedEpisode, base_channel
+
+KINDS = {"_delta": "delta", "_velocity": "velocity"}
+_DESCRIPTIONS = {
+    "absolute": "{source} as recorded, resampled to the export grid",
+    "delta": "next minus current {source} on the export grid (0 on the last frame); target = {source} + action",
+    "velocity": "rate of change of {source} per second on the export grid",
+}
+
+
+@dataclass(frozen=True)
+class ActionMeaning:
+    """One dataset's action: the exported channel, its recorded source, kind, unit and the state beside it."""
+
+    channel: str
+    source: str
+    kind: str  # absolute | delta | velocity
+    unit: str
+    state: str
+
+    @property
+    def description(self) -> str:
+        return _DESCRIPTIONS.get(self.kind, "{source}").format(source=self.source)
+
+    def to_dict(self) -> dict[str, str]:
+        return {**asdict(self), "description": self.description}
+
+    @classmethod
+    def from_dict(cls, value: object) -> ActionMeaning | None:
+        """The meaning stored by `to_dict`, None when `value` is not one."""
+        if not isinstance(value, dict) or not all(isinstance(value.get(k), str) for k in ("channel", "kind")):
+            return None
+        return cls(value["channel"], str(value.get("source", value["channel"])), value["kind"],
+                   str(value.get("unit", "")), str(value.get("state", "")))
+
+
+def meaning_of_channel(channel: str, unit: str = "", state: str = "") -> ActionMeaning:
+    """The meaning of action channel `channel`, from its name (`_delta` and `_velocity` are derived)."""
+    kind = next((k for suffix, k in KINDS.items() if channel.endswith(suffix)), "absolute")
+    return ActionMeaning(channel, base_channel(channel), kind, unit, state)
+
+
+def meaning_of(p: PreparedEpisode) -> ActionMeaning | None:
+    """The meaning of a prepared episode's action, None when it has none."""
+    if p.action is None:
+        return None
+    return meaning_of_channel(p.action.name, p.action.unit or "", p.state.name)
+
+
+def read_meaning(dataset: Path) -> ActionMeaning | None:
+    """The action meaning a robokit writer stored in `dataset` (a LeRobot root, RLDS or WebDataset folder)."""
+    from robokit.converters.rlds.layout import METADATA
+    from robokit.sources.rlds import version_dirs
+
+    candidates: list[tuple[Path, tuple[str, ...]]] = [
+        (dataset / "meta" / "info.json", ("features", "action", "info")),
+        (dataset / "dataset.json", ("keys", "action.npy", "meaning")),
+        (dataset / "dataset.json", ("keys", "steps.npz", "arrays", "action", "meaning")),
+    ]
+    if dataset.is_dir():
+        candidates += [(root / METADATA, ("action",)) for root in version_dirs(dataset)]
+    for path, keys in candidates:
+        try:
+            node: Any = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        for key in keys:
+            node = node.get(key) if isinstance(node, dict) else None
+        found = ActionMeaning.from_dict(node)
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,240 @@
+"""Real LeRobot datasets written by lerobot (tests/realdata/lerobot, see SOURCES.md): info → convert to every
+episode format → check, values compared with the source Parquet, and LeRobot → robokit → LeRobot round trips."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import robokit
+from robokit.cli import main
+from robokit.errors import SourceError
+from robokit.sources.lerobot import feature_names
+from robokit.timeline import NumericStream
+
+DATA = Path(__file__).parent / "lerobot"
+FORMATS = ("lerobot", "rlds", "webdataset", "mcap", "viam-binary")
+# dataset -> (state key, action key, camera option, episodes expected to convert)
+DATASETS: dict[str, tuple[str, str, list[str], list[int]]] = {
+    "so101_record_test_v30": ("observation.state", "action", ["--camera", "none"], [0, 1, 2, 3]),
+    "lingzu_open50_v30": ("state", "actions", ["--camera", "none"], [0, 1]),
+    "g1_inspire_v21": ("observation.state", "action", ["--image-size", "80x60"], [1]),  # episode 0 lacks its MP4
+}
+
+
+def _convert(src: Path, out: Path, *args: str) -> int:
+    to = [a for f in FORMATS for a in ("--to", f)]
+    return main(["convert", str(src), *to, "--out", str(out), "--no-cache", "--workers", "1", *args])
+
+
+def _source_table(name: str) -> pa.Table:
+    """Every data row of the source dataset, in (episode, frame) order."""
+    files = sorted((DATA / name / "data").rglob("*.parquet"))
+    table = pa.concat_tables([pq.read_table(f) for f in files], promote_options="permissive")
+    return table.sort_by([("episode_index", "ascending"), ("frame_index", "ascending")])
+
+
+def _matrix(table: pa.Table, key: str) -> np.ndarray:
+    col = table.column(key).combine_chunks()
+    return np.asarray(col.flatten().to_numpy(zero_copy_only=False)).reshape(len(col), -1)
+
+
+def _info(name: str) -> dict[str, Any]:
+    return dict(json.loads((DATA / name / "meta" / "info.json").read_text()))
+
+
+@pytest.fixture(scope="module", params=sorted(DATASETS))
+def converted(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    name = request.param
+    out = tmp_path_factory.mktemp(name)
+    assert _convert(DATA / name, out, *DATASETS[name][2]) == 0
+    return name, out
+
+
+def test_info_lists_every_stream_and_the_missing_videos(capsys: pytest.CaptureFixture[str]) -> None:
+    for name in DATASETS:
+        assert main(["info", str(DATA / name), "--json"]) == 0
+        reports = json.loads(capsys.readouterr().out)
+        reports = reports if isinstance(reports, list) else [reports]
+        info = _info(name)
+        cameras = [k for k, f in info["features"].items() if f["dtype"] == "video"]
+        for report in reports:
+            channels = {s["channel"]: s for s in report["streams"]}
+            assert {"joints/position", "action", "task"} <= set(channels)
+            assert len(cameras) == sum(1 for c in channels if c.endswith("/rgb"))
+            assert report["tasks"] and not report["skipped"]
+        missing = [w for r in reports for w in r["warnings"] if "video file missing" in w]
+        on_disk = list((DATA / name).rglob("*.mp4"))
+        assert len(missing) == len(reports) * len(cameras) - len(on_disk)
+
+
+def test_every_format_converts_and_checks(converted: tuple[str, Path]) -> None:
+    _, out = converted
+    assert main(["check", str(out)]) == 0
+    report = json.loads((out / "export.json").read_text())
+    assert report["items"][0]["status"] == "converted"
+    assert sorted(f.name for f in out.iterdir() if f.is_dir()) == sorted(FORMATS)
+
+
+def test_lerobot_output_keeps_values_names_and_action(converted: tuple[str, Path]) -> None:
+    name, out = converted
+    state_key, action_key, _, kept = DATASETS[name]
+    source = _source_table(name)
+    source = source.filter(pa.compute.is_in(source.column("episode_index"), pa.array(kept)))
+    written = _source_table_at(out / "lerobot")
+    assert written.num_rows == source.num_rows
+    assert np.array_equal(_matrix(written, "observation.state"), _matrix(source, state_key))
+    assert np.array_equal(_matrix(written, "action"), _matrix(source, action_key))  # the recorded action, by default
+    assert np.array_equal(written.column("frame_index").to_numpy(), source.column("frame_index").to_numpy())
+    src_info, out_info = _info(name), json.loads((out / "lerobot" / "meta" / "info.json").read_text())
+    assert out_info["features"]["observation.state"]["names"] == feature_names(src_info["features"][state_key])
+    assert out_info["features"]["action"]["names"] == feature_names(src_info["features"][action_key])
+    assert len(out_info["features"]["action"]["names"]) == out_info["features"]["action"]["shape"][0]
+    assert not any(n.isdigit() for n in out_info["features"]["observation.state"]["names"])
+
+
+def _source_table_at(root: Path) -> pa.Table:
+    files = sorted((root / "data").rglob("*.parquet"))
+    return pa.concat_tables([pq.read_table(f) for f in files])
+
+
+def test_rlds_and_mcap_keep_the_recorded_action_and_names(converted: tuple[str, Path]) -> None:
+    name, out = converted
+    state_key, action_key, _, kept = DATASETS[name]
+    source = _source_table(name)
+    names = feature_names(_info(name)["features"][action_key])
+    outputs = {"rlds": [out / "rlds" / "robokit" / "1.0.0"], "mcap": sorted((out / "mcap").glob("*.mcap"))}
+    for fmt, paths in outputs.items():
+        episodes = robokit.open(paths)
+        assert len(episodes) == len(kept), fmt
+        for ep, index in zip(episodes, kept, strict=True):
+            rows = source.filter(pa.compute.equal(source.column("episode_index"), index))
+            action = ep["action"]
+            assert isinstance(action, NumericStream) and action.names == tuple(names), fmt
+            assert np.allclose(action.values, _matrix(rows, action_key), atol=1e-6), fmt
+            state = ep["joints/position"]
+            assert isinstance(state, NumericStream) and np.allclose(state.values, _matrix(rows, state_key), atol=1e-6)
+
+
+def test_webdataset_and_viam_hold_every_frame(converted: tuple[str, Path]) -> None:
+    name, out = converted
+    _, action_key, camera_option, kept = DATASETS[name]
+    source = _source_table(name)
+    frames = source.filter(pa.compute.is_in(source.column("episode_index"), pa.array(kept))).num_rows
+    meta = json.loads((out / "webdataset" / "dataset.json").read_text())
+    text = json.dumps(meta)
+    assert all(n in text for n in feature_names(_info(name)["features"][action_key]))
+    samples = set()
+    for shard in (out / "webdataset").glob("*.tar"):
+        with tarfile.open(shard) as tar:
+            samples |= {m.name.split(".")[0] for m in tar.getmembers()}
+    assert len(samples) == frames
+    images = [p for p in (out / "viam-binary").rglob("*") if p.suffix in (".jpg", ".jpeg", ".png")]
+    assert len(images) == (0 if camera_option[:2] == ["--camera", "none"] else frames)
+
+
+def test_round_trip_lerobot_keeps_every_column_and_name(converted: tuple[str, Path], tmp_path: Path) -> None:
+    name, out = converted
+    if name != "so101_record_test_v30":  # the one whose keys and every episode survive unchanged
+        return
+    again = tmp_path / "again"
+    assert main(["convert", str(out / "lerobot"), "--to", "lerobot", "--out", str(again), "--no-cache",
+                 "--workers", "1"]) == 0
+    source, first, second = _source_table(name), _source_table_at(out / "lerobot"), _source_table_at(again / "lerobot")
+    for table in (first, second):
+        assert sorted(table.column_names) == sorted(source.column_names)
+        for column in source.column_names:
+            assert table.column(column).to_pylist() == source.column(column).to_pylist(), column
+    src_features = _info(name)["features"]
+    for root in (out / "lerobot", again / "lerobot"):
+        features = json.loads((root / "meta" / "info.json").read_text())["features"]
+        for key, feature in src_features.items():
+            if feature["dtype"] == "video":  # exported with --camera none: the source has no MP4s
+                continue
+            assert features[key]["dtype"] == feature["dtype"] and features[key]["shape"] == feature["shape"], key
+            assert features[key].get("names") == feature.get("names"), key
+
+
+def test_missing_videos_skip_each_episode_with_the_file_named(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert _convert(DATA / "so101_record_test_v30", tmp_path / "o") != 0
+    report = json.loads((tmp_path / "o" / "export.json").read_text())
+    text = json.dumps(report) + capsys.readouterr().err
+    assert "video file missing" in text and "observation.images.front/chunk-000/file-000.mp4" in text
+
+
+def _tasks_variant(tmp_path: Path, table: pa.Table) -> Path:
+    root = tmp_path / "variant"
+    shutil.copytree(DATA / "so101_record_test_v30", root)
+    pq.write_table(table, root / "meta" / "tasks.parquet")
+    return root
+
+
+@pytest.mark.parametrize("layout", ["index_named_task", "column", "no_task_index"])
+def test_tasks_parquet_variants(tmp_path: Path, layout: str) -> None:
+    text = "Pick the orange cube and place it in the box"
+    if layout == "index_named_task":  # what lerobot 0.6 writes
+        pandas = {"index_columns": ["task"], "columns": [{"name": "task_index", "field_name": "task_index"},
+                                                          {"name": "task", "field_name": "task"}]}
+        table = pa.table({"task_index": [0], "task": [text]}).replace_schema_metadata(
+            {"pandas": json.dumps(pandas)})
+    elif layout == "column":
+        table = pa.table({"task": [text], "task_index": pa.array([0], pa.int64())})
+    else:
+        table = pa.table({"task": [text]})
+    (ep,) = robokit.open(_tasks_variant(tmp_path, table))[:1]
+    assert ep["task"].values == (text,)  # type: ignore[attr-defined]
+
+
+def test_metadata_errors_name_the_file_and_the_field(tmp_path: Path) -> None:
+    root = _tasks_variant(tmp_path, pa.table({"task_index": [0], "what": [1]}))
+    with pytest.raises(SourceError, match=r"meta/tasks\.parquet: task: no task text"):
+        robokit.open(root)
+    info = json.loads((root / "meta" / "info.json").read_text())
+    (root / "meta" / "info.json").write_text(json.dumps({**info, "fps": "thirty"}))
+    with pytest.raises(SourceError, match=r"meta/info\.json: fps: expected a positive integer"):
+        robokit.open(root)
+    g1 = tmp_path / "g1"
+    shutil.copytree(DATA / "g1_inspire_v21", g1)
+    (g1 / "meta" / "tasks.jsonl").write_text('{"task_index": 0}\n')
+    with pytest.raises(SourceError, match=r"meta/tasks\.jsonl: line 1: task: missing"):
+        robokit.open(g1)
+
+
+def test_undeclared_column_is_listed_and_rlds_states_the_missing_action(tmp_path: Path) -> None:
+    root = tmp_path / "no_action"
+    shutil.copytree(DATA / "so101_record_test_v30", root)
+    info = json.loads((root / "meta" / "info.json").read_text())
+    del info["features"]["action"]
+    (root / "meta" / "info.json").write_text(json.dumps(info))
+    (ep, *_) = robokit.open(root)
+    assert "action" not in ep.streams
+    assert [(s.topic, s.reason) for s in ep.skipped] == [("action", "column not declared in meta/info.json features")]
+    out = tmp_path / "o"
+    assert main(["convert", str(root), "--to", "rlds", "--out", str(out), "--no-cache", "--workers", "1",
+                 "--camera", "none"]) == 0
+    report = json.loads((out / "export.json").read_text())
+    assert "No action: the source recorded none" in json.dumps(report)
+    (back, *_) = robokit.open(out / "rlds" / "robokit" / "1.0.0")
+    assert "joints/position_delta" not in back.streams
+
+
+def test_broken_video_is_named_and_camera_none_converts(tmp_path: Path) -> None:
+    root = tmp_path / "g1"
+    shutil.copytree(DATA / "g1_inspire_v21", root)
+    video = next(root.rglob("*.mp4"))
+    video.write_bytes(video.read_bytes()[: video.stat().st_size // 3])  # a partial download
+    episodes = robokit.open(root)
+    with pytest.raises(SourceError, match=r"episode_000001\.mp4 cannot be decoded"):
+        next(iter(episodes[1]["cam_high/rgb"].frames()))
+    assert _convert(root, tmp_path / "none", "--camera", "none") == 0  # without cameras both convert
+    written = json.loads((tmp_path / "none" / "lerobot" / "meta" / "info.json").read_text())
+    assert written["total_episodes"] == 2 and written["total_frames"] == 519

@@ -1,0 +1,57 @@
+"""The real `lerobot` package loads robokit's re-exports of real LeRobot datasets (run by `make conformance`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from robokit.cli import main
+
+pytestmark = pytest.mark.conformance
+
+DATA = Path(__file__).parent / "lerobot"
+# dataset -> (state key, action key, convert options, source episodes that convert)
+DATASETS = {
+    "so101_record_test_v30": ("observation.state", "action", ["--camera", "none"], [0, 1, 2, 3]),
+    "lingzu_open50_v30": ("state", "actions", ["--camera", "none"], [0, 1]),
+    "g1_inspire_v21": ("observation.state", "action", ["--image-size", "80x60"], [1]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DATASETS))
+def test_lerobot_loads_the_reexport_with_source_values(name: str, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-datasets"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    state_key, action_key, options, kept = DATASETS[name]
+    out = tmp_path / "out"
+    assert main(["convert", str(DATA / name), "--to", "lerobot", "--out", str(out), "--no-cache", "--workers", "1",
+                 *options]) == 0
+    ds = LeRobotDataset(f"robokit/{name}", root=out / "lerobot")
+    files = sorted((DATA / name / "data").rglob("*.parquet"))
+    source = pa.concat_tables([pq.read_table(f) for f in files], promote_options="permissive")
+    source = source.filter(pa.compute.is_in(source.column("episode_index"), pa.array(kept)))
+    source = source.sort_by([("episode_index", "ascending"), ("frame_index", "ascending")])
+    assert ds.num_episodes == len(kept) and ds.num_frames == source.num_rows
+    tasks = {json.loads(line)["task_index"]: json.loads(line)["task"]
+             for line in (DATA / name / "meta" / "tasks.jsonl").read_text().splitlines()} if (
+        DATA / name / "meta" / "tasks.jsonl").is_file() else None
+    states, actions = source.column(state_key).to_pylist(), source.column(action_key).to_pylist()
+    for i in sorted({0, ds.num_frames // 2, ds.num_frames - 1}):
+        item = ds[i]
+        assert np.allclose(item["observation.state"].numpy(), states[i], atol=1e-6)
+        assert np.allclose(item["action"].numpy(), actions[i], atol=1e-6)
+        assert isinstance(item["task"], str) and item["task"]
+        if tasks is not None:
+            assert item["task"] == tasks[int(source.column("task_index")[i].as_py())]
+        for key, feature in ds.features.items():
+            if feature["dtype"] == "video":
+                assert tuple(item[key].shape) == (3, 60, 80)
