@@ -69,6 +69,15 @@ def _point_cloud_ply(path: Path) -> None:
     path.write_bytes(header.encode() + xyz.tobytes())
 
 
+def _relative_image_paths(jsonl: Path) -> None:
+    """Viam binary lines with image paths from their `data/` folder on (the writer's are absolute, under
+    the folder it wrote to), so the copied export stays readable."""
+    lines = [json.loads(line) for line in jsonl.read_text().splitlines() if line.strip()]
+    for line in lines:
+        line["image_path"] = line["image_path"][line["image_path"].rindex("/data/") + 1:]
+    jsonl.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
 def build_seeds(base: Path, with_fixtures: bool = True) -> list[Seed]:
     """Write every seed under `base` (a new or complete folder: reused when already built)."""
     base = base.resolve()
@@ -91,7 +100,11 @@ def build_seeds(base: Path, with_fixtures: bool = True) -> list[Seed]:
                       ("viam-sequence", "viam-sequence")):
         out = _export(bag, fmt, exports / fmt)
         _copy(out, base / kind / "dataset")
-        seeds.append(Seed(kind, base / kind, "dataset"))
+        if kind == "viam-binary":
+            _relative_image_paths(base / kind / "dataset" / "dataset.jsonl")
+        # images alone (no state) convert to the Viam layout, not to the step formats
+        formats = ("viam-binary",) if kind == "viam-binary" else RECORDING_FORMATS
+        seeds.append(Seed(kind, base / kind, "dataset", formats))
     (base / "manifest" / "rec").parent.mkdir()
     shutil.copytree(bag, base / "manifest" / "rec")
     lines = [{"data_path": "rec", "episode_id": "first", "task": "pick", "tags": {"site": "lab"},
