@@ -46,12 +46,14 @@ from robokit.timeline import (
     EventStream,
     Frame,
     ImageStream,
+    Loss,
     NumericStream,
     PoseStream,
     SkippedTopic,
     Stream,
     StreamOrigin,
 )
+from robokit.timeline.episode import LoadedWithLosses
 
 _QUAT_NAMES = {"qx", "qy", "qz", "qw"}
 _STATE_KEYS = (STATE_KEY, "state")
@@ -348,7 +350,27 @@ def _vector(col: pa.ChunkedArray) -> np.ndarray:
     return np.asarray(col.to_numpy(zero_copy_only=False)).reshape(-1, 1)
 
 
-def _streams(root: _Root, ep: dict[str, Any]) -> tuple[dict[str, Stream], list[SkippedTopic], list[str]]:
+def _frames_lost(root: _Root, ep: dict[str, Any], rows: int) -> list[Loss]:
+    """A loss when the data file holds fewer rows of an episode than its metadata `length` says."""
+    length = ep.get("length")
+    if not isinstance(length, int) or rows >= length:
+        return []
+    return [Loss("data", f"{root.data_path(ep).relative_to(root.path)} holds {rows} of the {length} frames "
+                         f"the episode metadata counts", length - rows)]
+
+
+def _totals_warning(root: _Root) -> str:
+    """A warning when `meta/info.json`'s totals promise more episodes or frames than the metadata lists."""
+    episodes, frames = root.info.get("total_episodes"), root.info.get("total_frames")
+    listed = len(root.episodes)
+    listed_frames = sum(int(e.get("length") or 0) for e in root.episodes)
+    if (isinstance(episodes, int) and episodes > listed) or (isinstance(frames, int) and frames > listed_frames):
+        return (f"{INFO_PATH} counts {episodes} episode(s) and {frames} frames; the episode metadata lists {listed} "
+                f"and {listed_frames} (a partial copy of the dataset?)")
+    return ""
+
+
+def _streams(root: _Root, ep: dict[str, Any]) -> LoadedWithLosses:
     table = _episode_data(root, ep)
     if "frame_index" not in table.column_names:
         raise SourceError(f"{root.data_path(ep)}: frame_index: column missing")
@@ -419,7 +441,7 @@ def _streams(root: _Root, ep: dict[str, Any]) -> tuple[dict[str, Stream], list[S
         else:
             streams["task"] = EventStream("task", times[:1], origin=StreamOrigin("task_index", "lerobot/task", "log"),
                                           values=(text,))
-    return streams, skipped, warnings
+    return streams, skipped, warnings, _frames_lost(root, ep, n)
 
 
 class LeRobotReader:
@@ -440,7 +462,8 @@ class LeRobotReader:
     def read(self, path: Path, options: ReadOptions) -> list[Episode]:
         root = replace(_load_root(path), allow_outside=options.allow_outside)
         digest = source_digest(dataset_files(path, options.allow_outside), path)  # videos too
-        episodes = []
+        totals = _totals_warning(root)
+        episodes: list[Episode] = []
         for ep in root.episodes:
             index = int(ep["episode_index"])
             tags = {k.removeprefix("robokit."): json.dumps(v) if not isinstance(v, str) else v
@@ -452,7 +475,9 @@ class LeRobotReader:
                 tasks=tuple(str(t) for t in (tasks if isinstance(tasks, list | tuple) else [tasks])),
                 robot_type=root.info.get("robot_type") or "", tags=tags,
             )
-            episodes.append(Episode(meta, loader=partial(_streams, root, ep)))
+            first = not episodes  # a dataset-wide warning travels with the first episode
+            episodes.append(Episode(meta, loader=partial(_streams, root, ep), warnings=[totals] if totals and first
+                                    else []))
         return episodes
 
 

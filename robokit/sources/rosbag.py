@@ -138,16 +138,22 @@ def _recorded_count(reader: Any, ros1: bool, conn: Connection) -> int:
     return int(max(conn.msgcount, sum(info.connection_counts.get(conn.id, 0) for info in reader.chunk_infos)))
 
 
+def _declare(conn: Connection, col: Collector, decoders: _Decoders) -> Decode | None:
+    """Tell `col` about a connection; its decoder when the topic is wanted and decodable, else None."""
+    if not col.declare(conn.topic, conn.msgtype or ""):  # a damaged bag2 database may hold a NULL type
+        return None
+    try:
+        return decoders.get(conn)
+    except Exception as err:
+        col.reject(conn.topic, f"cannot decode {conn.msgtype}: {type(err).__name__}: {err}")
+        return None
+
+
 def _index_file(path: Path, reader: Any, ros1: bool, col: Collector, decoders: _Decoders, check: bool) -> None:
     """Read one storage file's wanted messages into `col`; with `check`, compare them with its counts."""
     by_connection: dict[int, Decode | None] = {}
     for conn in reader.connections:
-        by_connection[conn.id] = None
-        if col.declare(conn.topic, conn.msgtype or ""):  # a damaged bag2 database may hold a NULL type
-            try:
-                by_connection[conn.id] = decoders.get(conn)
-            except Exception as err:
-                col.reject(conn.topic, f"cannot decode {conn.msgtype}: {type(err).__name__}: {err}")
+        by_connection[conn.id] = _declare(conn, col, decoders)
     wanted = set(col.wanted())
     for conn in reader.connections:
         if conn.topic not in wanted:
@@ -187,12 +193,7 @@ def _scan_file(path: Path, why: str, col: Collector, decoders: _Decoders) -> Non
     by_connection: dict[int, Decode | None] = {}
 
     def declare(conn: Connection) -> None:
-        by_connection[conn.id] = None
-        if col.declare(conn.topic, conn.msgtype):
-            try:
-                by_connection[conn.id] = decoders.get(conn)
-            except Exception as err:
-                col.reject(conn.topic, f"cannot decode {conn.msgtype}: {type(err).__name__}: {err}")
+        by_connection[conn.id] = _declare(conn, col, decoders)
 
     def lost(what: str) -> None:
         col.lose("", f"{path.name}: {what}")

@@ -20,12 +20,14 @@ from robokit.errors import SourceError
 from robokit.sources.lerobot import feature_names
 from robokit.timeline import NumericStream
 
-DATA = Path(__file__).parent / "lerobot"
+LEROBOT = Path(__file__).parent / "lerobot"
+
+APPLE, G1 = LEROBOT / "reachy2_apple_storage_v30", LEROBOT / "g1_inspire_v21"
 FORMATS = ("lerobot", "rlds", "webdataset", "mcap", "viam-binary")
 # dataset -> (state key, action key, camera option, episodes expected to convert)
 DATASETS: dict[str, tuple[str, str, list[str], list[int]]] = {
-    "so101_record_test_v30": ("observation.state", "action", ["--camera", "none"], [0, 1, 2, 3]),
-    "lingzu_open50_v30": ("state", "actions", ["--camera", "none"], [0, 1]),
+    "reachy2_apple_storage_v30": ("observation.state", "action", ["--camera", "none"], [0, 1, 2]),
+    "reachy2_apple_storage_v30_keys": ("state", "actions", ["--camera", "none"], [0, 1, 2]),  # built by conftest
     "g1_inspire_v21": ("observation.state", "action", ["--image-size", "80x60"], [1]),  # episode 0 lacks its MP4
 }
 
@@ -35,9 +37,9 @@ def _convert(src: Path, out: Path, *args: str) -> int:
     return main(["convert", str(src), *to, "--out", str(out), "--no-cache", "--workers", "1", *args])
 
 
-def _source_table(name: str) -> pa.Table:
+def _source_table(root: Path) -> pa.Table:
     """Every data row of the source dataset, in (episode, frame) order."""
-    files = sorted((DATA / name / "data").rglob("*.parquet"))
+    files = sorted((root / "data").rglob("*.parquet"))
     table = pa.concat_tables([pq.read_table(f) for f in files], promote_options="permissive")
     return table.sort_by([("episode_index", "ascending"), ("frame_index", "ascending")])
 
@@ -47,24 +49,28 @@ def _matrix(table: pa.Table, key: str) -> np.ndarray:
     return np.asarray(col.flatten().to_numpy(zero_copy_only=False)).reshape(len(col), -1)
 
 
-def _info(name: str) -> dict[str, Any]:
-    return dict(json.loads((DATA / name / "meta" / "info.json").read_text()))
+def _info(root: Path) -> dict[str, Any]:
+    return dict(json.loads((root / "meta" / "info.json").read_text()))
 
 
 @pytest.fixture(scope="module", params=sorted(DATASETS))
-def converted(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+def converted(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+              lerobot_roots: dict[str, Path]) -> tuple[str, Path, Path]:
+    """(dataset name, source root, converted output)."""
     name = request.param
     out = tmp_path_factory.mktemp(name)
-    assert _convert(DATA / name, out, *DATASETS[name][2]) == 0
-    return name, out
+    assert _convert(lerobot_roots[name], out, *DATASETS[name][2]) == 0
+    return name, lerobot_roots[name], out
 
 
-def test_info_lists_every_stream_and_the_missing_videos(capsys: pytest.CaptureFixture[str]) -> None:
+def test_info_lists_every_stream_and_the_missing_videos(capsys: pytest.CaptureFixture[str],
+                                                        lerobot_roots: dict[str, Path]) -> None:
     for name in DATASETS:
-        assert main(["info", str(DATA / name), "--json"]) == 0
+        root = lerobot_roots[name]
+        assert main(["info", str(root), "--json"]) == 0
         reports = json.loads(capsys.readouterr().out)
         reports = reports if isinstance(reports, list) else [reports]
-        info = _info(name)
+        info = _info(root)
         cameras = [k for k, f in info["features"].items() if f["dtype"] == "video"]
         for report in reports:
             channels = {s["channel"]: s for s in report["streams"]}
@@ -72,33 +78,34 @@ def test_info_lists_every_stream_and_the_missing_videos(capsys: pytest.CaptureFi
             assert len(cameras) == sum(1 for c in channels if c.endswith("/rgb"))
             assert report["tasks"] and not report["skipped"]
         missing = [w for r in reports for w in r["warnings"] if "video file missing" in w]
-        on_disk = list((DATA / name).rglob("*.mp4"))
+        on_disk = list(root.rglob("*.mp4"))
         assert len(missing) == len(reports) * len(cameras) - len(on_disk)
 
 
-def test_every_format_converts_and_checks(converted: tuple[str, Path]) -> None:
-    _, out = converted
+def test_every_format_converts_and_checks(converted: tuple[str, Path, Path]) -> None:
+    _, _, out = converted
     assert main(["check", str(out)]) == 0
     report = json.loads((out / "export.json").read_text())
     assert report["items"][0]["status"] == "converted"
     assert sorted(f.name for f in out.iterdir() if f.is_dir()) == sorted(FORMATS)
 
 
-def test_lerobot_output_keeps_values_names_and_action(converted: tuple[str, Path]) -> None:
-    name, out = converted
+def test_lerobot_output_keeps_values_names_and_action(converted: tuple[str, Path, Path]) -> None:
+    name, root, out = converted
     state_key, action_key, _, kept = DATASETS[name]
-    source = _source_table(name)
+    source = _source_table(root)
     source = source.filter(pa.compute.is_in(source.column("episode_index"), pa.array(kept)))
     written = _source_table_at(out / "lerobot")
     assert written.num_rows == source.num_rows
     assert np.array_equal(_matrix(written, "observation.state"), _matrix(source, state_key))
     assert np.array_equal(_matrix(written, "action"), _matrix(source, action_key))  # the recorded action, by default
     assert np.array_equal(written.column("frame_index").to_numpy(), source.column("frame_index").to_numpy())
-    src_info, out_info = _info(name), json.loads((out / "lerobot" / "meta" / "info.json").read_text())
-    assert out_info["features"]["observation.state"]["names"] == feature_names(src_info["features"][state_key])
-    assert out_info["features"]["action"]["names"] == feature_names(src_info["features"][action_key])
-    assert len(out_info["features"]["action"]["names"]) == out_info["features"]["action"]["shape"][0]
-    assert not any(n.isdigit() for n in out_info["features"]["observation.state"]["names"])
+    src_info, out_info = _info(root), json.loads((out / "lerobot" / "meta" / "info.json").read_text())
+    for key, src_key in (("observation.state", state_key), ("action", action_key)):
+        names, src_names = out_info["features"][key]["names"], feature_names(src_info["features"][src_key])
+        assert len(names) == out_info["features"][key]["shape"][0] == src_info["features"][src_key]["shape"][0]
+        # the source's names when it has them (g1); `names: null` (apple_storage) gets the dimension indices
+        assert names == (src_names or [str(i) for i in range(len(names))]), key
 
 
 def _source_table_at(root: Path) -> pa.Table:
@@ -106,11 +113,11 @@ def _source_table_at(root: Path) -> pa.Table:
     return pa.concat_tables([pq.read_table(f) for f in files])
 
 
-def test_rlds_and_mcap_keep_the_recorded_action_and_names(converted: tuple[str, Path]) -> None:
-    name, out = converted
+def test_rlds_and_mcap_keep_the_recorded_action_and_names(converted: tuple[str, Path, Path]) -> None:
+    name, root, out = converted
     state_key, action_key, _, kept = DATASETS[name]
-    source = _source_table(name)
-    names = feature_names(_info(name)["features"][action_key])
+    source = _source_table(root)
+    names = feature_names(_info(root)["features"][action_key])
     outputs = {"rlds": [out / "rlds" / "robokit" / "1.0.0"], "mcap": sorted((out / "mcap").glob("*.mcap"))}
     for fmt, paths in outputs.items():
         episodes = robokit.open(paths)
@@ -118,20 +125,21 @@ def test_rlds_and_mcap_keep_the_recorded_action_and_names(converted: tuple[str, 
         for ep, index in zip(episodes, kept, strict=True):
             rows = source.filter(pa.compute.equal(source.column("episode_index"), index))
             action = ep["action"]
-            assert isinstance(action, NumericStream) and action.names == tuple(names), fmt
+            assert isinstance(action, NumericStream) and action.names == tuple(names or action.names), fmt
+            assert len(action.names) == _info(root)["features"][action_key]["shape"][0], fmt
             assert np.allclose(action.values, _matrix(rows, action_key), atol=1e-6), fmt
             state = ep["joints/position"]
             assert isinstance(state, NumericStream) and np.allclose(state.values, _matrix(rows, state_key), atol=1e-6)
 
 
-def test_webdataset_and_viam_hold_every_frame(converted: tuple[str, Path]) -> None:
-    name, out = converted
+def test_webdataset_and_viam_hold_every_frame(converted: tuple[str, Path, Path]) -> None:
+    name, root, out = converted
     _, action_key, camera_option, kept = DATASETS[name]
-    source = _source_table(name)
+    source = _source_table(root)
     frames = source.filter(pa.compute.is_in(source.column("episode_index"), pa.array(kept))).num_rows
     meta = json.loads((out / "webdataset" / "dataset.json").read_text())
     text = json.dumps(meta)
-    assert all(n in text for n in feature_names(_info(name)["features"][action_key]))
+    assert all(n in text for n in feature_names(_info(root)["features"][action_key]))
     samples = set()
     for shard in (out / "webdataset").glob("*.tar"):
         with tarfile.open(shard) as tar:
@@ -141,39 +149,47 @@ def test_webdataset_and_viam_hold_every_frame(converted: tuple[str, Path]) -> No
     assert len(images) == (0 if camera_option[:2] == ["--camera", "none"] else frames)
 
 
-def test_round_trip_lerobot_keeps_every_column_and_name(converted: tuple[str, Path], tmp_path: Path) -> None:
-    name, out = converted
-    if name != "so101_record_test_v30":  # the one whose keys and every episode survive unchanged
+def test_round_trip_lerobot_keeps_every_column_and_name(converted: tuple[str, Path, Path], tmp_path: Path) -> None:
+    name, root, out = converted
+    if name != "reachy2_apple_storage_v30":  # the one whose keys and every episode survive unchanged
         return
     again = tmp_path / "again"
     assert main(["convert", str(out / "lerobot"), "--to", "lerobot", "--out", str(again), "--no-cache",
                  "--workers", "1"]) == 0
-    source, first, second = _source_table(name), _source_table_at(out / "lerobot"), _source_table_at(again / "lerobot")
+    source, first, second = _source_table(root), _source_table_at(out / "lerobot"), _source_table_at(again / "lerobot")
     for table in (first, second):
         assert sorted(table.column_names) == sorted(source.column_names)
         for column in source.column_names:
             assert table.column(column).to_pylist() == source.column(column).to_pylist(), column
-    src_features = _info(name)["features"]
-    for root in (out / "lerobot", again / "lerobot"):
-        features = json.loads((root / "meta" / "info.json").read_text())["features"]
-        for key, feature in src_features.items():
-            if feature["dtype"] == "video":  # exported with --camera none: the source has no MP4s
-                continue
-            assert features[key]["dtype"] == feature["dtype"] and features[key]["shape"] == feature["shape"], key
-            assert features[key].get("names") == feature.get("names"), key
+    src_features = _info(root)["features"]
+    first_features, second_features = (_info(r)["features"] for r in (out / "lerobot", again / "lerobot"))
+    assert second_features == first_features  # robokit's own output survives unchanged, names included
+    for key, feature in src_features.items():
+        if feature["dtype"] == "video":  # exported with --camera none: the source has no MP4s
+            continue
+        assert first_features[key]["dtype"] == feature["dtype"], key
+        assert first_features[key]["shape"] == feature["shape"], key
 
 
 def test_missing_videos_skip_each_episode_with_the_file_named(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
-    assert _convert(DATA / "so101_record_test_v30", tmp_path / "o") != 0
+    assert _convert(APPLE, tmp_path / "o") != 0
     report = json.loads((tmp_path / "o" / "export.json").read_text())
     text = json.dumps(report) + capsys.readouterr().err
-    assert "video file missing" in text and "observation.images.front/chunk-000/file-000.mp4" in text
+    assert "video file missing" in text and "observation.image/chunk-000/file-000.mp4" in text
+
+
+def test_task_text_from_the_pandas_index() -> None:
+    """lerobot's converter stored the task text as the pandas index (`__index_level_0__`), not as a `task` column."""
+    tasks = pq.read_table(APPLE / "meta" / "tasks.parquet")
+    assert tasks.column_names == ["task_index", "__index_level_0__"]
+    for ep in robokit.open(APPLE):
+        assert ep["task"].values == ("place the apple in the plate",)  # type: ignore[attr-defined]
 
 
 def _tasks_variant(tmp_path: Path, table: pa.Table) -> Path:
     root = tmp_path / "variant"
-    shutil.copytree(DATA / "so101_record_test_v30", root)
+    shutil.copytree(APPLE, root)
     pq.write_table(table, root / "meta" / "tasks.parquet")
     return root
 
@@ -203,7 +219,7 @@ def test_metadata_errors_name_the_file_and_the_field(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match=r"meta/info\.json: fps: expected a positive integer"):
         robokit.open(root)
     g1 = tmp_path / "g1"
-    shutil.copytree(DATA / "g1_inspire_v21", g1)
+    shutil.copytree(G1, g1)
     (g1 / "meta" / "tasks.jsonl").write_text('{"task_index": 0}\n')
     with pytest.raises(SourceError, match=r"meta/tasks\.jsonl: line 1: task: missing"):
         robokit.open(g1)
@@ -211,7 +227,7 @@ def test_metadata_errors_name_the_file_and_the_field(tmp_path: Path) -> None:
 
 def test_undeclared_column_is_listed_and_rlds_states_the_missing_action(tmp_path: Path) -> None:
     root = tmp_path / "no_action"
-    shutil.copytree(DATA / "so101_record_test_v30", root)
+    shutil.copytree(APPLE, root)
     info = json.loads((root / "meta" / "info.json").read_text())
     del info["features"]["action"]
     (root / "meta" / "info.json").write_text(json.dumps(info))
@@ -229,7 +245,7 @@ def test_undeclared_column_is_listed_and_rlds_states_the_missing_action(tmp_path
 
 def test_broken_video_is_named_and_camera_none_converts(tmp_path: Path) -> None:
     root = tmp_path / "g1"
-    shutil.copytree(DATA / "g1_inspire_v21", root)
+    shutil.copytree(G1, root)
     video = next(root.rglob("*.mp4"))
     video.write_bytes(video.read_bytes()[: video.stat().st_size // 3])  # a partial download
     episodes = robokit.open(root)

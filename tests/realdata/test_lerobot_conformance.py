@@ -14,18 +14,26 @@ from robokit.cli import main
 
 pytestmark = pytest.mark.conformance
 
-DATA = Path(__file__).parent / "lerobot"
-# dataset -> (state key, action key, convert options, source episodes that convert)
+# dataset (a `lerobot_roots` name) -> (state key, action key, convert options, source episodes that convert)
 DATASETS = {
-    "so101_record_test_v30": ("observation.state", "action", ["--camera", "none"], [0, 1, 2, 3]),
-    "lingzu_open50_v30": ("state", "actions", ["--camera", "none"], [0, 1]),
+    "reachy2_apple_storage_v30": ("observation.state", "action", ["--camera", "none"], [0, 1, 2]),
+    "reachy2_apple_storage_v30_keys": ("state", "actions", ["--camera", "none"], [0, 1, 2]),
     "g1_inspire_v21": ("observation.state", "action", ["--image-size", "80x60"], [1]),
 }
 
 
+def _tasks(root: Path) -> dict[int, str]:
+    """task_index → text: from tasks.jsonl (v2.1) or tasks.parquet, whose text lerobot keeps in the pandas index."""
+    if (root / "meta" / "tasks.jsonl").is_file():
+        rows = [json.loads(line) for line in (root / "meta" / "tasks.jsonl").read_text().splitlines()]
+        return {int(r["task_index"]): str(r["task"]) for r in rows}
+    frame = pq.read_table(root / "meta" / "tasks.parquet").to_pandas()
+    return {int(i): str(text) for text, i in frame["task_index"].items()}
+
+
 @pytest.mark.parametrize("name", sorted(DATASETS))
-def test_lerobot_loads_the_reexport_with_source_values(name: str, tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_lerobot_loads_the_reexport_with_source_values(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       lerobot_roots: dict[str, Path]) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf-datasets"))
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
@@ -33,25 +41,23 @@ def test_lerobot_loads_the_reexport_with_source_values(name: str, tmp_path: Path
 
     state_key, action_key, options, kept = DATASETS[name]
     out = tmp_path / "out"
-    assert main(["convert", str(DATA / name), "--to", "lerobot", "--out", str(out), "--no-cache", "--workers", "1",
+    root = lerobot_roots[name]
+    assert main(["convert", str(root), "--to", "lerobot", "--out", str(out), "--no-cache", "--workers", "1",
                  *options]) == 0
     ds = LeRobotDataset(f"robokit/{name}", root=out / "lerobot")
-    files = sorted((DATA / name / "data").rglob("*.parquet"))
+    files = sorted((root / "data").rglob("*.parquet"))
     source = pa.concat_tables([pq.read_table(f) for f in files], promote_options="permissive")
     source = source.filter(pa.compute.is_in(source.column("episode_index"), pa.array(kept)))
     source = source.sort_by([("episode_index", "ascending"), ("frame_index", "ascending")])
     assert ds.num_episodes == len(kept) and ds.num_frames == source.num_rows
-    tasks = {json.loads(line)["task_index"]: json.loads(line)["task"]
-             for line in (DATA / name / "meta" / "tasks.jsonl").read_text().splitlines()} if (
-        DATA / name / "meta" / "tasks.jsonl").is_file() else None
+    tasks = _tasks(root)
     states, actions = source.column(state_key).to_pylist(), source.column(action_key).to_pylist()
     for i in sorted({0, ds.num_frames // 2, ds.num_frames - 1}):
         item = ds[i]
         assert np.allclose(item["observation.state"].numpy(), states[i], atol=1e-6)
         assert np.allclose(item["action"].numpy(), actions[i], atol=1e-6)
         assert isinstance(item["task"], str) and item["task"]
-        if tasks is not None:
-            assert item["task"] == tasks[int(source.column("task_index")[i].as_py())]
+        assert item["task"] == tasks[int(source.column("task_index")[i].as_py())]
         for key, feature in ds.features.items():
             if feature["dtype"] == "video":
                 assert tuple(item[key].shape) == (3, 60, 80)

@@ -1,7 +1,9 @@
 """Real ROS 1 bags, ROS 2 bags and MCAP files written by other projects (tests/realdata/ros/SOURCES.md).
 
-Every mapped channel is compared with the source messages read by rosbags itself; three recordings (one
-of each kind, all robots that are not arms) go through `convert` to every episode format and `check`.
+Every mapped channel is compared with the source messages read by rosbags itself; four recordings (each
+kind, all robots that are not arms) go through `convert` to every episode format and `check`.
+Two recordings are generated stand-ins (conftest, `ros/SOURCES.md` "Gaps"): no permissively licensed MCAP written by
+rosbag2 with Odometry, nor bag with Joy, was found.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import robokit
 from robokit.cli import main
 from robokit.timeline import NumericStream, PoseStream
 
-DATA = Path(__file__).parent / "ros"
 Row = Callable[[Any], list[float]]
 
 
@@ -64,12 +65,17 @@ CHANNELS: dict[str, dict[str, tuple[str, Row]]] = {
         "turtle1_cmd_vel/twist": ("/turtle1/cmd_vel", _twist),
         "turtle2_cmd_vel/twist": ("/turtle2/cmd_vel", _twist),
     },
-    "evo_nav2_turtlebot.mcap": {
+    "robot_localization_jackal.bag": {
+        "jackal_velocity_controller/pose": ("/jackal_velocity_controller/odom", lambda m: _pose(m.pose.pose)),
+        "jackal_velocity_controller/twist": ("/jackal_velocity_controller/odom", lambda m: _twist(m.twist)),
+        "imu/angular_velocity": ("/imu/data", lambda m: _xyz(m.angular_velocity)),
+    },
+    "generated_odometry_mcap": {
         "odom/pose": ("/odom", lambda m: _pose(m.pose.pose)),
         "odom/twist": ("/odom", lambda m: _twist(m.twist)),
         "amcl_pose/pose": ("/amcl_pose", lambda m: _pose(m.pose.pose)),
     },
-    "seahawk_joy": {
+    "generated_joy_sqlite3": {
         "joy/axes": ("/joy", lambda m: list(m.axes)),
         "joy/buttons": ("/joy", lambda m: list(m.buttons)),
     },
@@ -84,8 +90,12 @@ CHANNELS: dict[str, dict[str, tuple[str, Row]]] = {
 CONVERTED = [
     ("plotjuggler_tilt_laser.bag", "position_gps/fix", "velocity/twist", ()),
     ("plotjuggler_rosbag2_test", "pose/pose", "imu/angular_velocity", ("--quat-order", "wxyz")),
-    ("evo_nav2_turtlebot.mcap", None, "odom/twist", ()),  # no joints: the state defaults to the odometry pose
+    ("generated_odometry_mcap", None, "odom/twist", ()),  # no joints: the state defaults to the odometry pose
+    ("robot_localization_jackal.bag", None, "jackal_velocity_controller/twist", ()),  # the same, a real robot
 ]
+# the state `convert` picks by default when no --state is given: the odometry pose
+DEFAULT_STATE = {"generated_odometry_mcap": "odom/pose",
+                 "robot_localization_jackal.bag": "jackal_velocity_controller/pose"}
 FORMATS = ("lerobot", "rlds", "webdataset", "mcap", "viam-binary")
 
 
@@ -104,12 +114,13 @@ def _source(path: Path, topic: str, row: Row, clock: str) -> tuple[np.ndarray, n
 
 
 @pytest.mark.parametrize("name", sorted(CHANNELS))
-def test_channels_equal_the_source_messages(name: str) -> None:
-    (ep,) = robokit.open(DATA / name)
+def test_channels_equal_the_source_messages(name: str, ros_roots: dict[str, Path]) -> None:
+    path = ros_roots[name]
+    (ep,) = robokit.open(path)
     for channel, (topic, row) in CHANNELS[name].items():
         stream = ep.streams[channel]
         assert stream.origin is not None and stream.origin.topic == topic
-        ts, rows = _source(DATA / name, topic, row, stream.origin.time_source)
+        ts, rows = _source(path, topic, row, stream.origin.time_source)
         if isinstance(stream, PoseStream):
             values = np.hstack([stream.translation, stream.quaternion])
             rows[:, 3:] /= np.linalg.norm(rows[:, 3:], axis=1, keepdims=True)  # robokit keeps unit quaternions
@@ -121,22 +132,23 @@ def test_channels_equal_the_source_messages(name: str) -> None:
     assert not [w for w in ep.warnings if "failed to decode" in w]
 
 
-def test_what_info_reports_on_real_recordings(capsys: pytest.CaptureFixture[str]) -> None:
+def test_what_info_reports_on_real_recordings(capsys: pytest.CaptureFixture[str], ros_roots: dict[str, Path]) -> None:
     """Unmapped types listed with their counts; exact repeats dropped and counted; sim-time stamps named."""
-    assert main(["info", "--json", str(DATA / "plotjuggler_tilt_laser.bag"), str(DATA / "evo_nav2_turtlebot.mcap"),
-                 str(DATA / "inorbit_ros2_sensors")]) == 0
-    tilt, evo, ros2 = json.loads(capsys.readouterr().out)
+    names = ("plotjuggler_tilt_laser.bag", "generated_odometry_mcap", "inorbit_ros2_sensors")
+    assert main(["info", "--json", *(str(ros_roots[n]) for n in names)]) == 0
+    tilt, odom, ros2 = json.loads(capsys.readouterr().out)
     assert {(s["topic"], s["count"]) for s in tilt["skipped"]} == {("/info_gps", 61), ("/temperature", 121)}
     assert "/velocity: 60 sample(s) of velocity/twist dropped (same timestamp and content" in " ".join(tilt["warnings"])
-    assert any(w.startswith("/odom: header stamps are") and "using the log time" in w for w in evo["warnings"])
+    assert any(w.startswith("/odom: header stamps are") and "using the log time" in w for w in odom["warnings"])
     rates = {s["channel"]: s["rate_hz"] for s in ros2["streams"]}  # header stamps all zero: the log time
     assert rates == pytest.approx({"my_temperature/temperature": 1.0, "my_magnetic_field/magnetic_field": 1.0},
                                   abs=0.02)
 
 
-def test_default_state_without_joints_or_odometry_lists_the_candidates(tmp_path: Path) -> None:
+def test_default_state_without_joints_or_odometry_lists_the_candidates(tmp_path: Path,
+                                                                       ros_roots: dict[str, Path]) -> None:
     out = tmp_path / "out"
-    main(["convert", str(DATA / "inorbit_fake_sensors.bag"), "--to", "lerobot", "--out", str(out), "--no-cache",
+    main(["convert", str(ros_roots["inorbit_fake_sensors.bag"]), "--to", "lerobot", "--out", str(out), "--no-cache",
           "--workers", "1"])
     report = json.loads((out / "export.json").read_text())["formats"]["lerobot"]
     assert report["status"] == "failed"
@@ -145,21 +157,21 @@ def test_default_state_without_joints_or_odometry_lists_the_candidates(tmp_path:
 
 @pytest.mark.parametrize(("name", "state", "action", "extra"), CONVERTED)
 def test_convert_every_format_and_check(tmp_path: Path, name: str, state: str | None, action: str,
-                                        extra: tuple[str, ...]) -> None:
-    out = tmp_path / "out"
-    args = ["convert", str(DATA / name), *(a for f in FORMATS for a in ("--to", f)), "--out", str(out),
+                                        extra: tuple[str, ...], ros_roots: dict[str, Path]) -> None:
+    out, path = tmp_path / "out", ros_roots[name]
+    args = ["convert", str(path), *(a for f in FORMATS for a in ("--to", f)), "--out", str(out),
             "--no-cache", "--workers", "1", "--frame", "ros", "--action", action, *extra]
     assert main([*args, *(("--state", state) if state else ())]) == 0
     formats = json.loads((out / "export.json").read_text())["formats"]
     assert all(formats[f]["status"] == "written" for f in FORMATS), formats
     assert main(["check", str(out)]) == 0
 
-    (ep,) = robokit.open(DATA / name)
-    state = state or "odom/pose"
+    (ep,) = robokit.open(path)
+    state = state or DEFAULT_STATE[name]
     topic, row = {**CHANNELS[name]}[state]
     source = ep.streams[state]
     assert isinstance(source, NumericStream | PoseStream) and source.origin is not None
-    _, rows = _source(DATA / name, topic, row, source.origin.time_source)
+    _, rows = _source(path, topic, row, source.origin.time_source)
     if len(rows[0]) == 7:  # unit quaternions with w >= 0, as robokit writes them
         rows[:, 3:] /= np.linalg.norm(rows[:, 3:], axis=1, keepdims=True) * np.where(rows[:, 6:] < 0, -1, 1)
     if "wxyz" in extra:

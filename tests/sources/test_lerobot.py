@@ -107,8 +107,8 @@ def test_image_features_are_cameras_whatever_their_key(tmp_path: Path) -> None:
 
     from PIL import Image
 
-    root = tmp_path / "so101"
-    shutil.copytree(Path(__file__).parents[1] / "realdata" / "lerobot" / "so101_record_test_v30", root)
+    root = tmp_path / "apple"
+    shutil.copytree(Path(__file__).parents[1] / "realdata" / "lerobot" / "reachy2_apple_storage_v30", root)
     data = root / "data" / "chunk-000" / "file-000.parquet"
     table = pq.read_table(data)
 
@@ -126,5 +126,21 @@ def test_image_features_are_cameras_whatever_their_key(tmp_path: Path) -> None:
     (root / "meta" / "info.json").write_text(json.dumps(info))
     ep = robokit.open(root)[1]
     cam = ep["wrist/rgb"]
-    assert isinstance(cam, ImageStream) and (cam.width, cam.height) == (8, 6) and len(cam) == 374
-    assert [int(cam.frame(i).array()[0, 0, 0]) for i in (200, 5, 373)] == [200, 5, 373 % 256]
+    assert isinstance(cam, ImageStream) and (cam.width, cam.height) == (8, 6) and len(cam) == 300
+    assert [int(cam.frame(i).array()[0, 0, 0]) for i in (200, 5, 299)] == [200, 5, 299 % 256]
+
+
+def test_fewer_rows_than_the_metadata_counts_is_a_loss(tmp_path: Path) -> None:
+    """A cut data file (or metadata promising more) never reads as a complete, shorter episode."""
+    root = tmp_path / "v21"
+    _write_v21(root, [5, 7])
+    rows = [json.loads(line) for line in (root / "meta" / "episodes.jsonl").read_text().splitlines()]
+    rows[1]["length"] = 10
+    (root / "meta" / "episodes.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    info = json.loads((root / "meta" / "info.json").read_text())
+    (root / "meta" / "info.json").write_text(json.dumps({**info, "total_episodes": 50}))
+    first, second = robokit.open(root)
+    assert first.complete and not second.complete
+    assert second.losses[0].messages == 3 and "holds 7 of the 10 frames" in second.losses[0].reason
+    assert any("counts 50 episode(s)" in w for w in first.warnings)
+    assert not any("counts 50" in w for w in second.warnings)
