@@ -99,7 +99,7 @@ def read_manifest(path: Path, allow_outside: bool = False) -> tuple[list[Manifes
             if entry.get(key) is not None and not (isinstance(entry[key], str) and entry[key].strip()):
                 raise OptionError(f"{where}: {key} must be a non-empty string, got {entry[key]!r}")
         tags = entry.get("tags") or {}
-        if isinstance(tags, list):
+        if isinstance(tags, list) and all(isinstance(t, str) for t in tags):
             tags = {t: "" for t in tags}
         if not isinstance(tags, dict):
             raise OptionError(f"{where}: tags must be an object or a list of strings")

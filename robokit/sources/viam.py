@@ -336,6 +336,8 @@ def read_sequence(export: SequenceExport) -> list[Episode]:
                            tags=tags)
         warnings = [f"{orphans} binary_data rows belong to no sequence in {SEQUENCES_TABLE}; ignored"] \
             if orphans and i == 0 else []
+        warnings += [f"{export.label}: Parquet member {name!r} is none of {', '.join(TABLES)}; ignored (damaged?)"
+                     for name in sorted(export.members) if name.endswith(".parquet") and name not in TABLES]
         episodes.append(Episode(meta, loader=partial(_load_sequence, export, sid), warnings=warnings))
     return episodes
 

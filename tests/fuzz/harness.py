@@ -275,6 +275,7 @@ def main() -> int:
     parser.add_argument("--report", type=Path, default=Path("build/fuzz-report.json"))
     args = parser.parse_args()
     started = time.perf_counter()
+    shutil.rmtree(args.seeds, ignore_errors=True)  # seeds made by this checkout's writers
     outcomes = fuzz(args.cases, args.seed, args.seeds, args.timeout, tuple(args.kind), jobs=args.jobs,
                     log=lambda m: print(m, flush=True), only=tuple(args.only))
     args.report.parent.mkdir(parents=True, exist_ok=True)

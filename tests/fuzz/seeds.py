@@ -10,6 +10,7 @@ from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 RECORDING_FORMATS = ("webdataset",)  # the episode format every recording is converted to (cheap to write)
+FIXTURE_FORMATS = ("mcap",)  # the public bags hold neither cameras nor joints: MCAP takes every channel
 SCENE_FORMATS = ("usd",)
 SCENE_ARGS = ("--collision", "convex-hull")  # CoACD's decomposition takes seconds per mesh: too slow per case
 
@@ -134,7 +135,7 @@ def build_seeds(base: Path, with_fixtures: bool = True) -> list[Seed]:
             if src.exists():
                 root = base / f"fixture-{src.stem}"
                 _copy(src, root)
-                seeds.append(Seed(kind, root, "." if src.is_dir() else src.name))
+                seeds.append(Seed(kind, root, "." if src.is_dir() else src.name, FIXTURE_FORMATS))
     shutil.rmtree(exports)
     done.write_text(json.dumps([{"kind": s.kind, "root": str(s.root), "path": s.path, "formats": list(s.formats),
                                  "manifest": s.manifest, "scene": s.scene} for s in seeds], indent=1))

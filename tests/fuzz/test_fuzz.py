@@ -103,6 +103,7 @@ def test_rlds_splits_of_wrong_type(seeds: dict[str, Seed], tmp_path: Path, capsy
     ({"segment": {"start": -1, "end": 10}}, "before 1970"),
     ({"segment": {"start": 0, "end": 2**70}}, "does not fit"),
     ({"task": ["a"]}, "task must be a non-empty string"),
+    ({"tags": [[1]]}, "tags must be an object or a list of strings"),
 ])
 def test_manifest_line_of_wrong_types(seeds: dict[str, Seed], tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                       change: dict[str, object], message: str) -> None:
