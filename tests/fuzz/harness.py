@@ -86,8 +86,7 @@ def observe(seed: Seed, root: Path, work: Path) -> dict[str, Any]:
     args = ["convert", *(["--manifest", str(target)] if seed.manifest else [str(target)])]
     for fmt in seed.formats:
         args += ["--to", fmt]
-    rc, out, err, tb = _cli([*args, *seed.args, "--out", str(dest), "--no-cache", "--workers", "1", "--fps", "10",
-                             "-q"])
+    rc, out, err, tb = _cli([*args, *seed.args, "--out", str(dest), "--no-cache", "--workers", "1", "-q"])
     seen["convert_rc"] = rc
     if tb:
         seen["tracebacks"].append(f"convert: {tb}")

@@ -29,8 +29,8 @@ class Seed:
 
     @property
     def args(self) -> tuple[str, ...]:
-        """Extra `robokit convert` arguments."""
-        return SCENE_ARGS if self.scene else ()
+        """Extra `robokit convert` arguments (a fixed rate, except for the fixtures' event-only bags)."""
+        return SCENE_ARGS if self.scene else () if self.formats == FIXTURE_FORMATS else ("--fps", "10")
 
     @property
     def name(self) -> str:
