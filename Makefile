@@ -17,7 +17,7 @@ CONF_TF_VENV ?= $(HOME)/.cache/robokit/conformance-tf
 CONF_TF_STAMP := $(CONF_TF_VENV)/.installed-$(shell cat pyproject.toml conformance-tf-requirements.txt | sha1sum | cut -c1-12)
 CONF_TF_TESTS := tests/converters/rlds tests/converters/webdataset
 
-.PHONY: demo test lint conformance bench clean fuzz
+.PHONY: demo test lint conformance bench clean run fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,13 @@ demo: $(STAMP)
 		--fps 15 --action joint_commands/position --pose tf/tool0 --pose tf/cube --collision-from-splat --no-cache
 	MUJOCO_GL=egl $(BIN)/robokit check $(DEMO_OUT)
 	MUJOCO_GL=egl $(BIN)/robokit sim replay $(DEMO_OUT)/lerobot --model $(SAMPLE)/scene.xml --interpolate
+
+# `make run SCRIPT=module:function ARGS='...'` runs a script's entry point from this checkout, e.g.
+# SCRIPT=training-export-service:main (dashes in the module name stand for underscores).
+run: $(STAMP)
+	@test -n "$(SCRIPT)" || { echo "give SCRIPT=module:function, e.g. training-export-service:main"; exit 2; }
+	$(BIN)/python -c 'import importlib, sys; m, _, f = sys.argv[1].partition(":"); sys.argv[:2] = [m]; \
+		getattr(importlib.import_module(m.replace("-", "_")), f or "main")()' '$(SCRIPT)' $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check robokit tests bench

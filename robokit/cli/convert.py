@@ -78,13 +78,35 @@ def _load_config(path: Path | None) -> dict[str, Any]:
     return section
 
 
+# The training-export service's names of the options, as accepted under `training_export:` in --config.
+SERVICE_NAMES = {"input_file": "manifest", "training_export_format": "to", "training_export_dir": "out"}
+
+
+def service_names(cfg: dict[str, Any]) -> dict[str, Any]:
+    """A config section with the service's option names mapped to robokit's (a list of tasks joined by commas)."""
+    out = {SERVICE_NAMES.get(k, k): v for k, v in cfg.items()}
+    clash = [k for k, v in SERVICE_NAMES.items() if k in cfg and v in cfg]
+    if clash:
+        raise OptionError(f"config: give {clash[0]} or {SERVICE_NAMES[clash[0]]}, not both")
+    tasks = out.get("training_export_task")
+    if isinstance(tasks, list | tuple):
+        out["training_export_task"] = ",".join(str(t) for t in tasks)
+    return out
+
+
 def convert(
     ctx: typer.Context,
     sources: Annotated[list[Path] | None, typer.Argument(help="Recordings, datasets or scene files.")] = None,
-    to: Annotated[list[str] | None, typer.Option("--to", help="Output format (repeat for several).")] = None,
-    out: Annotated[str | None, typer.Option("--out", help="Output folder or fsspec URL (s3://...); one subfolder "
-                                                          "per format.")] = None,
-    manifest: Annotated[Path | None, typer.Option(help="JSON Lines manifest (data_path, episode_id, ...).")] = None,
+    to: Annotated[list[str] | None, typer.Option("--to", "--training-export-format",
+                                                 help="Output format (repeat for several).")] = None,
+    out: Annotated[str | None, typer.Option("--out", "--training-export-dir",
+                                            help="Output folder or fsspec URL (s3://...); one subfolder "
+                                                 "per format.")] = None,
+    manifest: Annotated[Path | None, typer.Option("--manifest", "--input-file",
+                                                  help="JSON Lines manifest (data_path, episode_id, ...).")] = None,
+    export_tasks: Annotated[list[str] | None, typer.Option(
+        "--training-export-task", help="Annotation task type of completed scenes to export (reasoning, caption, "
+                                       "mcq; repeat for several; default: all).")] = None,
     config: Annotated[Path | None, typer.Option(help="YAML with the same options under training_export:.")] = None,
     fps: Annotated[float | None, typer.Option(help=f"Output rate, above 0 up to {MAX_FPS:g} (default: slowest camera, "
                                                    "else state).")] = None,
@@ -125,7 +147,7 @@ def convert(
     from robokit.export import export
     from robokit.export.job import unwritten
 
-    cfg = _load_config(config)
+    cfg = service_names(_load_config(config))
     formats = list(to or cfg.pop("to", None) or cfg.pop("formats", None) or [])
     if isinstance(formats, str):
         formats = [formats]
@@ -139,6 +161,8 @@ def convert(
            "task": set_task}
     manifest = manifest or (Path(cfg.pop("manifest")) if "manifest" in cfg else None)
     paths, extra = split_extra([str(s) for s in sources or []] + list(ctx.args), formats)
+    if export_tasks:
+        extra["training_export_task"] = ",".join(export_tasks)
     options = {**cfg, **{k: v for k, v in cli.items() if v is not None}, **extra}
     options["overwrite"] = overwrite or bool(options.get("overwrite", False))
 

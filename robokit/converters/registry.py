@@ -32,6 +32,8 @@ _BUILTIN: dict[str, str] = {
     "mcap": "robokit.converters.mcap:MCAP",
     "viam-binary": "robokit.converters.viam:VIAM_BINARY",
     "viam-sequence": "robokit.converters.viam:VIAM_SEQUENCE",
+    "cosmos-reason-v1.0": "robokit.converters.reasoning:COSMOS_REASON",
+    "tao-vl-reason-v1.0": "robokit.converters.reasoning:TAO_VL_REASON",
 }
 _instances: dict[str, Converter] = {}
 
@@ -146,7 +148,8 @@ def check_text(name: str, value: str, limit: int = MAX_TEXT) -> str:
 class Converter(Protocol):
     """A writer for one output format, writing into `<out>/<name>/`.
 
-    `consumes` is "episodes" (recordings, via `write`) or "scene" (scenes, via `write_scene`).
+    `consumes` is "episodes" (recordings, via `write`), "scene" (scenes, via `write_scene`) or
+    "annotated-scenes" (completed scene folders, via `robokit.converters.reasoning.write_annotated`).
     `check` loads a written folder with the format's real consumer and returns the problems found
     (an empty list means it passed); `robokit check` calls it. A writer may also define
     `check_options(options)`, raising OptionError for combinations its `extra_options` cannot express

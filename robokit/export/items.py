@@ -6,12 +6,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from robokit.errors import RobokitError, reading
 from robokit.export.manifest import ManifestItem
 from robokit.timeline import Episode
 from robokit.timeline.losses import lost_messages
+
+if TYPE_CHECKING:
+    from robokit.converters.reasoning.scene import Scene
 
 Log = Callable[[str], None]
 
@@ -39,7 +42,7 @@ class ItemReport:
 
     label: str
     data_path: str
-    kind: str = "recording"  # recording | scene
+    kind: str = "recording"  # recording | scene | annotated-scene
     status: str = "converted"  # converted | skipped
     reason: str = ""
     episodes: list[str] = field(default_factory=list)
@@ -106,12 +109,14 @@ class EpisodeRef:
 
 @dataclass
 class Inputs:
-    """What the items gave: their reports, the episodes to convert (with their refs), and scene files."""
+    """What the items gave: their reports, the episodes to convert (with their refs), scene files, and
+    completed (annotated) scene folders."""
 
     reports: list[ItemReport]
     episodes: list[Episode]
     refs: list[EpisodeRef]
     scene_paths: list[Path]
+    annotated: list[Scene] = field(default_factory=list)
 
 
 def read_items(items: Sequence[ManifestItem], task: str | None, note: Log, verify: bool = True) -> Inputs:
@@ -125,6 +130,8 @@ def read_items(items: Sequence[ManifestItem], task: str | None, note: Log, verif
         rep = ItemReport(item.label, str(item.data_path))
         inputs.reports.append(rep)
         t0 = time.perf_counter()
+        if _read_annotated(item, rep, inputs, note):
+            continue
         if is_scene_input(item.data_path):
             inputs.scene_paths.append(item.data_path)
             rep.kind, rep.episodes = "scene", [item.data_path.stem]
@@ -148,6 +155,34 @@ def read_items(items: Sequence[ManifestItem], task: str | None, note: Log, verif
             inputs.episodes.append(e)
             inputs.refs.append(EpisodeRef(item, n, verify))
     return inputs
+
+
+def _read_annotated(item: ManifestItem, rep: ItemReport, inputs: Inputs, note: Log) -> bool:
+    """Read a completed scene folder into `inputs` (or skip it with its reason); False: not such a folder."""
+    from robokit.converters.reasoning.scene import is_annotated_scene, read_scene
+
+    if not is_annotated_scene(item.data_path):
+        return False
+    rep.kind = "annotated-scene"
+    t0 = time.perf_counter()
+    try:
+        scene = read_scene(item.data_path)
+        other = next((s for s in inputs.annotated if s.id == scene.id), None)
+        if other is not None:
+            raise RobokitError(f"scene id {scene.id!r} is already used by {other.path}")
+    except RobokitError as exc:
+        rep.status, rep.reason = "skipped", str(exc)
+        note(f"warning: skipped {item.label}: {exc}")
+        return True
+    ignored = [k for k in ("episode_id", "task", "segment", "tags") if getattr(item, k)]
+    if ignored:
+        scene.warnings.append(f"manifest key(s) {', '.join(ignored)} do not apply to a completed scene; ignored")
+    rep.episodes, rep.warnings, rep.seconds = [scene.id], list(scene.warnings), time.perf_counter() - t0
+    note(f"read {item.label}: scene {scene.id}, {len(scene.media)} camera(s), {len(scene.items)} item(s)")
+    for w in scene.warnings:
+        note(f"warning: {item.label}: scene {scene.id}: {w}")
+    inputs.annotated.append(scene)
+    return True
 
 
 def _report_reading(rep: ItemReport, ep: Episode, many: bool, note: Log) -> None:

@@ -113,6 +113,13 @@ def _scene_sources(paths: Sequence[Path]) -> list[dict[str, Any]]:
     return out
 
 
+def _annotated_sources(inputs: Inputs) -> list[dict[str, Any]]:
+    """Completed scenes by content: every file of the scene folder."""
+    return [{"annotated_scene": str(s.path), "id": s.id,
+             "version": source_digest(sorted(f for f in s.path.rglob("*") if f.is_file()), s.path)}
+            for s in inputs.annotated]
+
+
 def _out_record(name: str, dest: Path) -> dict[str, str]:
     """The destination, for writers whose output names it (Viam binary `image_path`): part of their cache key."""
     return {"out_dir": dest.as_posix()} if getattr(get_converter(name), "names_out_dir", False) else {}
@@ -205,9 +212,9 @@ def write_formats(names: Sequence[str], inputs: Inputs, dest: Path, options: Wri
     """Write every format: streaming ones from one shared pass (timed together), the others alone."""
     from robokit.export.pipeline import write_episodes
 
-    outcomes: dict[str, Outcome] = {}
+    outcomes: dict[str, Outcome] = _write_annotated(names, inputs, dest, options)
     shared: list[tuple[StreamingConverter, Any]] = []
-    for name in names:
+    for name in (n for n in names if n not in outcomes):
         conv = _streaming(name)
         start = time.perf_counter()
         try:
@@ -225,6 +232,22 @@ def write_formats(names: Sequence[str], inputs: Inputs, dest: Path, options: Wri
         seconds = time.perf_counter() - start
         outcomes.update((name, (result, seconds)) for name, result in results.items())
     return {name: outcomes[name] for name in names}
+
+
+def _write_annotated(names: Sequence[str], inputs: Inputs, dest: Path, options: WriterOptions) -> dict[str, Outcome]:
+    """The formats that take completed scenes, written together: their clips are cut once (timed together)."""
+    from robokit.converters.reasoning import ANNOTATED, write_annotated
+
+    writers: Any = [get_converter(n) for n in names if get_converter(n).consumes == ANNOTATED]
+    if not writers:
+        return {}
+    start = time.perf_counter()
+    try:
+        results = write_annotated(writers, inputs.annotated, dest, options)
+    except OSError as exc:  # e.g. a full disk: the staging folders are already gone
+        results = {w.name: ConversionError(f"{exc.strerror or exc} ({exc.filename or dest})") for w in writers}
+    seconds = time.perf_counter() - start
+    return {name: (result, seconds) for name, result in results.items()}
 
 
 def export(
@@ -297,7 +320,8 @@ def export(
             check_inputs([i.data_path for i in items], [dest_path / n for n in [*formats, *earlier]])
         inputs = read_items(items, task, note, verify)
         keys = {name: cache_key(name, {**_options_record(opts), **_out_record(name, dest_path), "verify": verify},
-                                _format_sources(inputs.episodes) + _scene_sources(inputs.scene_paths), __version__)
+                                _format_sources(inputs.episodes) + _scene_sources(inputs.scene_paths)
+                                + _annotated_sources(inputs), __version__)
                 for name in formats}
         format_reports: dict[str, FormatReport] = {}
         for name in formats:
@@ -335,19 +359,28 @@ def _attribute(fr: FormatReport, reports: list[ItemReport], note: Log) -> None:
     skipped = dict(fr.skipped)
     held = {f for files in fr.episode_files.values() for f in files}
     shared = [f for f in fr.files if f not in held]
-    scene_format = get_converter(fr.name).consumes == "scene"
+    consumes = get_converter(fr.name).consumes
     for rep in reports:
-        if rep.status != "converted" or (rep.kind == "scene" and not scene_format):
+        if rep.status != "converted" or not _feeds(rep.kind, consumes):
             continue
         mine = [ep_id for ep_id in rep.episodes if ep_id in skipped]
         for ep_id in mine:
-            note(f"warning: {fr.name}: skipped episode {ep_id} of {rep.label}: {skipped[ep_id]}")
+            what = "scene" if rep.kind == "annotated-scene" else "episode"
+            note(f"warning: {fr.name}: skipped {what} {ep_id} of {rep.label}: {skipped[ep_id]}")
         if fr.status == "failed" or len(mine) == len(rep.episodes):
             continue
         own = {f for ep_id in rep.episodes for f in fr.episode_files.get(ep_id, ())}
         rep.files[fr.name] = sorted(own) + shared if fr.episode_files else list(fr.files)
         if fr.episode_frames:
             rep.frames[fr.name] = sum(fr.episode_frames.get(ep_id, 0) for ep_id in rep.episodes)
+
+
+def _feeds(kind: str, consumes: str) -> bool:
+    """Whether an item of `kind` is input to a format consuming `consumes`: completed scenes feed only the
+    formats made for them, scene files only scene formats, recordings every other format."""
+    if (kind == "annotated-scene") != (consumes == "annotated-scenes"):
+        return False
+    return kind != "scene" or consumes == "scene"
 
 
 def _finish(reports: list[ItemReport], formats: dict[str, FormatReport], messages: list[str],

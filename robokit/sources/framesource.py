@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator, Sequence
+from pathlib import Path
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -17,6 +18,10 @@ class TopicFrames(Generic[T]):
     """Frame i is the topic's i-th raw message from `scan(start_log_time)`, decoded only when requested.
 
     In-order positions take one pass; a step back seeks by log time (rescans when log times are unsorted)."""
+
+    # The encoded video these frames are a contiguous constant-rate run of, and the first one's time in it
+    # (seconds), when there is one: clips can then be stream-copied from the file instead of re-encoded.
+    encoded_video: tuple[Path, float] | None = None
 
     def __init__(
         self,

@@ -143,7 +143,9 @@ def _mp4_frames(path: Path, fps: int, first: int, count: int, label: str) -> Top
         except (av.error.FFmpegError, IndexError) as exc:  # IndexError: no video stream
             raise SourceError(f"{label}: video file {path} cannot be decoded ({type(exc).__name__}: {exc})") from exc
 
-    return TopicFrames(scan, lambda f: f, times, label)
+    frames = TopicFrames(scan, lambda f: f, times, label)
+    frames.encoded_video = (path, first / fps)
+    return frames
 
 
 def _encoded_frames(column: pa.ChunkedArray, label: str) -> TopicFrames[Frame]:

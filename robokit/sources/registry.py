@@ -41,6 +41,7 @@ _BUILTIN = (
     "robokit.sources.lerobot:LEROBOT_READER",
     "robokit.sources.rlds:RLDS_READER",
     "robokit.sources.viam:VIAM_READER",
+    "robokit.sources.hdf5:HDF5_READER",
 )
 _registered: list[Reader] = []
 _loaded = False

@@ -57,7 +57,8 @@ EXTRA_OPTIONS = (
     ExtraOption("rlds_version", str, "1.0.0", "RLDS dataset version (X.Y.Z).", check=version),
     ExtraOption("rlds_shard_mb", float, 256.0, "Target TFRecord shard size in MB (at most 1024).",
                 low=0, high=1024, above=True),
-    ExtraOption("split", float, 0.0, "Fraction of episodes written to an RLDS `val` split (0: train only; below 1).",
+    ExtraOption("split", float, 0.0, "Fraction of episodes written to an RLDS `val` split (0: the recorded split, e.g. "
+                "robomimic `mask/valid`, else train only; below 1).",
                 low=0, high=1, check=lambda ratio: split_ratio(ratio)),
     *IMAGE_OPTIONS,
 )
@@ -80,6 +81,13 @@ def val_indices(count: int, ratio: float) -> set[int]:
         return set()
     n = min(count - 1, max(1, round(count * ratio)))
     return {int((k + 0.5) * count / n) for k in range(n)}
+
+
+def recorded_val(episodes: Sequence[Episode]) -> set[int]:
+    """Input indices of episodes their reader tagged `split: valid|val` (robomimic `mask/valid`), when some
+    but not all are (used when no `split` fraction is asked for)."""
+    val = {i for i, ep in enumerate(episodes) if ep.meta.tags.get("split") in ("valid", "val")}
+    return val if len(val) < len(episodes) else set()
 
 
 @dataclass(frozen=True)
@@ -222,7 +230,8 @@ class RldsWriter:
 
     def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
         settings = _Settings.from_options(options)
-        return _Plan(options, settings, frozenset(val_indices(len(episodes), settings.split)), ())
+        val = val_indices(len(episodes), settings.split) if settings.split else recorded_val(episodes)
+        return _Plan(options, settings, frozenset(val), ())
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
         """One episode as one serialized `tf.train.Example` (its images encoded per step)."""
