@@ -17,7 +17,7 @@ CONF_TF_VENV ?= $(HOME)/.cache/robokit/conformance-tf
 CONF_TF_STAMP := $(CONF_TF_VENV)/.installed-$(shell cat pyproject.toml conformance-tf-requirements.txt | sha1sum | cut -c1-12)
 CONF_TF_TESTS := tests/converters/rlds tests/converters/webdataset
 
-.PHONY: demo test lint conformance bench clean run
+.PHONY: demo test lint conformance bench clean run fuzz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,13 @@ lint: $(STAMP)
 # pytest exit 5 ("no tests collected") is a failure here, like any other non-zero exit.
 test: lint
 	$(BIN)/pytest -q -p no:cacheprovider
+
+# Seeded mutations of every reader kind through `robokit info` and `robokit convert`; exits 1 on any
+# traceback, hang or silent loss (details in build/fuzz-report.json). `make test` runs a small budget.
+FUZZ_CASES ?= 1000
+FUZZ_SEED ?= 0
+fuzz: $(STAMP)
+	$(BIN)/python -m tests.fuzz.harness --cases $(FUZZ_CASES) --seed $(FUZZ_SEED)
 
 $(CONF_STAMP): pyproject.toml conformance-requirements.txt
 	@test -n "$(PY312)" || { echo "conformance needs Python 3.12 (lerobot 0.6 requires it)"; exit 1; }

@@ -15,7 +15,7 @@ from typing import Any, Protocol, runtime_checkable
 from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import PreparedEpisode, prepare
 from robokit.converters.registry import WriteResult
-from robokit.errors import ConversionError, RobokitError
+from robokit.errors import ConversionError, RobokitError, unreadable
 from robokit.timeline import Episode, ImageStream
 
 
@@ -87,13 +87,19 @@ class StreamingConverter(Protocol):
 
 
 def encode_safely(conv: StreamingConverter, ctx: EpisodeContext, plan: Any) -> Encoded:
-    """`conv.encode`, an unconvertible episode (a typed error: missing channel, corrupt frame, no overlap to
-    resample) becoming an Encoded with its reason; other errors (a vanished file, a full disk) abort."""
+    """`conv.encode`, an unconvertible episode (a typed error: missing channel, no overlap to resample; or a
+    library refusing damaged input: a corrupt or missing video) becoming an Encoded with its reason; other
+    errors (a full disk, a bug) abort."""
     ctx._asked.clear()
     try:
         part = conv.encode(ctx, plan)
     except RobokitError as exc:
         return Encoded(ctx.index, ctx.episode.id, error=str(exc))
+    except Exception as exc:
+        error = unreadable(exc, ctx.episode.meta.source_uri or ctx.episode.id)
+        if error is None:
+            raise
+        return Encoded(ctx.index, ctx.episode.id, error=str(error))
     part.warnings += ctx.notes()
     return part
 

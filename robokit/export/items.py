@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from robokit.errors import RobokitError
+from robokit.errors import RobokitError, reading
 from robokit.export.manifest import ManifestItem
 from robokit.timeline import Episode
 from robokit.timeline.losses import lost_messages
@@ -62,15 +62,26 @@ class ItemReport:
         self.warnings += [f"episode {report.id}: {w}" if many else w for w in report.warnings]
 
 
-def open_item(item: ManifestItem, verify: bool = True) -> list[Episode]:
-    """Episodes of one item with its manifest overrides applied; the index pass runs here."""
+def open_item(item: ManifestItem, verify: bool = True, note: Log | None = None) -> list[Episode]:
+    """Episodes of one item with its manifest overrides applied; the index pass runs here. An episode that
+    cannot be read is left out (told to `note`) unless none can, so one bad episode never sinks the others."""
     import robokit
 
-    episodes = robokit.open(item.data_path, verify=verify, allow_outside=item.allow_outside)
+    with reading(str(item.data_path)):
+        episodes = robokit.open(item.data_path, verify=verify, allow_outside=item.allow_outside)
     out = []
+    failures: list[str] = []
     for n, ep in enumerate(episodes):
-        if not ep.streams:
-            raise RobokitError(f"{item.data_path}: no readable streams")
+        try:
+            if not ep.streams:
+                raise RobokitError(f"{item.data_path}: no readable streams")
+        except RobokitError as exc:
+            if len(episodes) == 1:
+                raise
+            failures.append(str(exc))
+            if note is not None:
+                note(f"warning: skipped episode {ep.id} of {item.label}: {exc}")
+            continue
         if item.segment:
             ep = ep.crop(*item.segment)
         changes: dict[str, Any] = {}
@@ -81,6 +92,8 @@ def open_item(item: ManifestItem, verify: bool = True) -> list[Episode]:
         if item.tags:
             changes["tags"] = {**ep.meta.tags, **item.tags}
         out.append(ep.with_streams(ep.streams, **changes) if changes else ep)
+    if not out and failures:
+        raise RobokitError(f"no episode could be read ({failures[0]})")
     return out
 
 
@@ -124,7 +137,7 @@ def read_items(items: Sequence[ManifestItem], task: str | None, note: Log, verif
             rep.kind, rep.episodes = "scene", [item.data_path.stem]
             continue
         try:
-            eps = list(enumerate(open_item(item, verify)))
+            eps = list(enumerate(open_item(item, verify, note)))
         except RobokitError as exc:
             rep.status, rep.reason = "skipped", str(exc)
             note(f"warning: skipped {item.label}: {exc}")

@@ -36,6 +36,8 @@ def parse_time_ns(value: Any, where: str) -> int:
     if isinstance(value, bool):
         raise OptionError(f"{where}: time {value!r} is neither ns nor ISO-8601")
     if isinstance(value, int):
+        if not -(2**63) <= value < 2**63:
+            raise OptionError(f"{where}: time {value} does not fit in 64-bit nanoseconds")
         return value
     if isinstance(value, str):
         try:
@@ -56,6 +58,8 @@ def _segment(value: Any, where: str) -> tuple[int, int]:
     else:
         raise OptionError(f"{where}: segment must be {{\"start\": ..., \"end\": ...}} or [start, end]")
     s, e = parse_time_ns(start, where), parse_time_ns(end, where)
+    if s < 0:
+        raise OptionError(f"{where}: segment start {s} is before 1970 (times are ns since the epoch, >= 0)")
     if e <= s:
         raise OptionError(f"{where}: segment end {e} is not after start {s}")
     return s, e
@@ -67,6 +71,8 @@ def read_manifest(path: Path, allow_outside: bool = False) -> tuple[list[Manifes
         text = path.read_text()
     except OSError as exc:
         raise OptionError(f"manifest {path}: cannot read ({exc.strerror})") from exc
+    except UnicodeDecodeError as exc:
+        raise OptionError(f"manifest {path}: not UTF-8 text (byte {exc.start})") from exc
     root = path.resolve().parent
     items: list[ManifestItem] = []
     warnings: list[str] = []
@@ -78,6 +84,8 @@ def read_manifest(path: Path, allow_outside: bool = False) -> tuple[list[Manifes
             entry = json.loads(raw)
         except json.JSONDecodeError as exc:
             raise OptionError(f"{where}: not valid JSON ({exc.msg})") from exc
+        except RecursionError as exc:
+            raise OptionError(f"{where}: JSON nested too deeply") from exc
         if not isinstance(entry, dict) or not isinstance(entry.get("data_path"), str):
             raise OptionError(f"{where}: each line must be an object with a string data_path")
         unknown = sorted(set(entry) - set(KNOWN_KEYS))
@@ -87,8 +95,11 @@ def read_manifest(path: Path, allow_outside: bool = False) -> tuple[list[Manifes
         if not allow_outside and not data_path.is_relative_to(root):
             raise OptionError(f"{where}: data_path {entry['data_path']!r} escapes the manifest folder {root} "
                               "(pass --allow-outside to permit it)")
+        for key in ("episode_id", "task"):
+            if entry.get(key) is not None and not (isinstance(entry[key], str) and entry[key].strip()):
+                raise OptionError(f"{where}: {key} must be a non-empty string, got {entry[key]!r}")
         tags = entry.get("tags") or {}
-        if isinstance(tags, list):
+        if isinstance(tags, list) and all(isinstance(t, str) for t in tags):
             tags = {t: "" for t in tags}
         if not isinstance(tags, dict):
             raise OptionError(f"{where}: tags must be an object or a list of strings")

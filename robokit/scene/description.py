@@ -44,7 +44,7 @@ from robokit.scene.model import (
     SceneMeta,
     SceneObject,
 )
-from robokit.scene.ply import read_splat_ply
+from robokit.scene.ply import dropped_notes, read_splat_ply
 from robokit.timeline import CameraInfo, PoseStream
 
 UNITS = {"m": 1.0, "cm": 0.01, "mm": 0.001}
@@ -63,7 +63,7 @@ def read_mapping(path: Path) -> dict[str, Any] | None:
     try:
         text = path.read_text(encoding="utf-8")
         data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (OSError, ValueError, yaml.YAMLError):
+    except (OSError, ValueError, yaml.YAMLError, RecursionError):
         return None
     return data if isinstance(data, dict) else None
 
@@ -142,6 +142,7 @@ class _Reader:
         if self.scale != 1.0:
             splat = replace(splat, positions=splat.positions * self.scale, scales=splat.scales * self.scale)
         self.scene.splats.append(splat)
+        self.scene.warnings.extend(dropped_notes(splat))
 
     def _object(self, entry: dict[str, Any]) -> None:
         raw = str(entry.get("name") or Path(str(entry.get("mesh", "object"))).stem)

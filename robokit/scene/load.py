@@ -12,7 +12,7 @@ from robokit.scene.description import SCENE_KEYS, read_description, read_mapping
 from robokit.scene.meshes import MESH_SUFFIXES, clean_mesh, load_mesh
 from robokit.scene.model import Scene, SceneLight, SceneMeta, SceneObject
 from robokit.scene.options import SceneOptions
-from robokit.scene.ply import is_splat_header, read_header, read_splat_ply
+from robokit.scene.ply import dropped_notes, is_splat_header, read_header, read_splat_ply
 from robokit.scene.trajectory import episode_cameras
 from robokit.timeline import Episode
 
@@ -30,8 +30,9 @@ def is_scene_file(path: Path) -> bool:
     if suffix == ".ply":
         try:
             read_header(path)
-        except SourceError:
-            return False
+        except SourceError:  # a damaged PLY is still a scene input: loading it says what is wrong
+            with path.open("rb") as f:
+                return f.read(4) == b"ply\n"
         return True
     return suffix in MESH_SUFFIXES
 
@@ -89,7 +90,9 @@ def _add_file(scene: Scene, path: Path) -> None:
     name = scene.unique_name(path.stem)
     try:
         if is_splat_file(path):
-            scene.splats.append(read_splat_ply(path, name))
+            splats = read_splat_ply(path, name)
+            scene.splats.append(splats)
+            scene.warnings.extend(dropped_notes(splats))
             return
         mesh, notes = clean_mesh(load_mesh(path, name), name)
     except RobokitError as exc:

@@ -8,7 +8,8 @@ import numpy as np
 import numpy.typing as npt
 import trimesh
 
-from robokit.errors import SourceError
+from robokit.errors import SourceError, reading
+from robokit.scene.ply import is_point_cloud, read_header
 
 MESH_SUFFIXES = (".obj", ".stl", ".ply", ".glb", ".gltf")
 
@@ -19,6 +20,12 @@ def load_mesh(path: Path, name: str) -> trimesh.Trimesh:
         raise SourceError(f"object {name!r}: {path}: not a mesh file; expected {', '.join(MESH_SUFFIXES)}")
     if not path.is_file():
         raise SourceError(f"object {name!r}: mesh file {path} does not exist")
+    if path.suffix.lower() == ".ply":
+        header = read_header(path)  # sizes checked against the file before trimesh allocates
+        vertex = header.element("vertex")
+        if is_point_cloud(header):
+            raise SourceError(f"object {name!r}: {path} is a point cloud ({vertex.count if vertex else 0} points, "
+                              "no faces): robokit needs a triangle mesh, or Gaussian splat properties for a splat")
     try:
         mesh = trimesh.load_mesh(path, process=False)
     except Exception as exc:  # trimesh raises many kinds; the message is what the user needs
@@ -30,6 +37,11 @@ def load_mesh(path: Path, name: str) -> trimesh.Trimesh:
 
 def clean_mesh(mesh: trimesh.Trimesh, name: str) -> tuple[trimesh.Trimesh, list[str]]:
     """A copy without non-finite vertices, degenerate or repeated faces, with consistent winding; plus notes."""
+    with reading(f"object {name!r}: mesh"):  # trimesh's own errors on a damaged mesh (bad face indices)
+        return _clean(mesh, name)
+
+
+def _clean(mesh: trimesh.Trimesh, name: str) -> tuple[trimesh.Trimesh, list[str]]:
     out = mesh.copy()
     notes: list[str] = []
     finite: npt.NDArray[np.bool_] = np.asarray(np.isfinite(out.vertices).all(axis=1))

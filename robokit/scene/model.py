@@ -51,6 +51,7 @@ class SplatSet:
     sh_degree: int
     pose: Pose = field(default_factory=Pose)
     source: str = ""
+    dropped: int = 0  # splats left out when read: non-finite or overflowing values (see ply.dropped_notes)
 
     def __len__(self) -> int:
         return len(self.positions)

@@ -34,6 +34,12 @@ class PlyElement:
     count: int
     properties: tuple[tuple[str, str], ...]
     lists: tuple[str, ...] = ()
+    list_bytes: int = 0  # the list properties' length fields: the least bytes they take per row
+
+    @property
+    def min_row_bytes(self) -> int:
+        """The fewest bytes one row takes in a binary file (list properties may take more)."""
+        return sum(np.dtype(t).itemsize for _, t in self.properties if t != "?") + self.list_bytes
 
 
 @dataclass(frozen=True)
@@ -60,21 +66,43 @@ def read_header(path: Path) -> PlyHeader:
                 if not words or words[0] in ("comment", "obj_info"):
                     continue
                 if words[0] == "end_header":
-                    return PlyHeader(fmt, tuple(elements), f.tell())
+                    return _checked(path, PlyHeader(fmt, tuple(elements), f.tell()))
                 if words[0] == "format" and len(words) >= 2:
                     fmt = words[1]
                 elif words[0] == "element" and len(words) == 3:
+                    if not words[2].isdigit():
+                        raise SourceError(f"{path}: PLY element {words[1]!r} has count {words[2]!r}")
                     elements.append(PlyElement(words[1], int(words[2]), ()))
                 elif words[0] == "property" and elements and len(words) >= 3:
                     e = elements[-1]
                     if words[1] == "list":
-                        elements[-1] = replace(e, lists=(*e.lists, words[-1]))
+                        size = np.dtype(_TYPES.get(words[2], "u1")).itemsize
+                        elements[-1] = replace(e, lists=(*e.lists, words[-1]), list_bytes=e.list_bytes + size)
                     else:
                         prop = (words[-1], _TYPES.get(words[1], "?"))
                         elements[-1] = replace(e, properties=(*e.properties, prop))
     except (OSError, ValueError, UnicodeError) as exc:
         raise SourceError(f"{path}: cannot read PLY header: {exc}") from exc
     raise SourceError(f"{path}: PLY header has no end_header line")
+
+
+def _checked(path: Path, header: PlyHeader) -> PlyHeader:
+    """`header`, unless its element counts need more bytes than the file holds (checked before allocating)."""
+    binary = header.format != "ascii"  # an ASCII value takes at least a digit and a separator
+    need = sum(e.count * (e.min_row_bytes if binary else 2 * (len(e.properties) + len(e.lists)))
+               for e in header.elements)
+    have = path.stat().st_size - header.data_offset
+    if need > have:
+        counts = ", ".join(f"{e.count} {e.name}" for e in header.elements)
+        raise SourceError(f"{path}: PLY header claims {counts}: at least {need} bytes, but the file holds {have} "
+                          "after its header (truncated or damaged)")
+    return header
+
+
+def is_point_cloud(header: PlyHeader) -> bool:
+    """Whether a PLY holds only points: vertices, but neither faces nor 3DGS splat properties."""
+    face = header.element("face")
+    return not is_splat_header(header) and (face is None or face.count == 0)
 
 
 def is_splat_header(header: PlyHeader) -> bool:
@@ -148,22 +176,34 @@ def read_splat_ply(path: Path, name: str | None = None, pose: Pose | None = None
     rest = cols(*(f"f_rest_{i}" for i in range(3 * n_rest))).reshape(len(data), 3, n_rest).transpose(0, 2, 1)
     sh = np.concatenate([cols("f_dc_0", "f_dc_1", "f_dc_2")[:, None, :], rest], axis=1)
     norms = np.linalg.norm(wxyz, axis=1, keepdims=True)
-    finite = np.isfinite(np.hstack([positions, log_scales, logits[:, None], wxyz, sh.reshape(len(data), -1)]))
-    if not finite.all() or not (norms > 0).all():
-        bad = int((~finite.all(axis=1) | ~(norms[:, 0] > 0)).sum())
-        raise SourceError(f"{path}: {bad} of {len(data)} splats have non-finite values or a zero rotation")
-    xyzw = np.roll(wxyz / norms, -1, axis=1)
+    with np.errstate(over="ignore", invalid="ignore"):
+        scales = np.exp(log_scales)
+        opacities = 1.0 / (1.0 + np.exp(-logits))
+    values = np.hstack([positions, scales, logits[:, None], wxyz, sh.reshape(len(data), -1)])
+    keep = (np.abs(values) <= np.finfo(np.float32).max).all(axis=1) & (norms[:, 0] > 0)  # NaN compares False
+    if not keep.any():
+        raise SourceError(f"{path}: all {len(data)} splats have non-finite or overflowing values or a zero rotation")
+    xyzw = np.roll(wxyz / np.where(norms > 0, norms, 1.0), -1, axis=1)
     return SplatSet(
         name=name or path.stem,
-        positions=positions.astype(np.float32),
-        orientations=xyzw.astype(np.float32),
-        scales=np.exp(log_scales).astype(np.float32),
-        opacities=(1.0 / (1.0 + np.exp(-logits))).astype(np.float32),
-        sh=sh.astype(np.float32),
+        positions=positions[keep].astype(np.float32),
+        orientations=xyzw[keep].astype(np.float32),
+        scales=scales[keep].astype(np.float32),
+        opacities=opacities[keep].astype(np.float32),
+        sh=sh[keep].astype(np.float32),
         sh_degree=degree,
         pose=pose or Pose(),
         source=str(path),
+        dropped=int((~keep).sum()),
     )
+
+
+def dropped_notes(splats: SplatSet) -> list[str]:
+    """The warning for splats left out of `splats` because a value was NaN, infinite or overflowed float32."""
+    if not splats.dropped:
+        return []
+    return [f"{splats.name}: dropped {splats.dropped} of {len(splats) + splats.dropped} splats with non-finite "
+            "or overflowing values (e.g. NaN, or exp of a huge log-scale) or a zero rotation"]
 
 
 def write_splat_ply(path: Path, splats: SplatSet) -> Path:

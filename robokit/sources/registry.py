@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from robokit.errors import SourceError
+from robokit.errors import SourceError, reading
 from robokit.timeline import Episode
 
 
@@ -76,8 +76,10 @@ def open_episodes(paths: str | Path | Iterable[str | Path], options: ReadOptions
         path = Path(raw)
         if not path.exists():
             raise SourceError(f"{path}: no such file or directory")
-        reader = next((r for r in readers() if r.sniff(path)), None)
+        with reading(str(path)):
+            reader = next((r for r in readers() if r.sniff(path)), None)
         if reader is None:
             raise SourceError(f"{path}: not a recording robokit can read (expected {describe_expected()})")
-        episodes.extend(reader.read(path, options))
+        with reading(str(path)):
+            episodes.extend(reader.read(path, options))
     return episodes

@@ -85,6 +85,27 @@ class RldsDataset:
                 yield RecordRef(path, offset, length)
 
 
+def _splits(path: Path, splits: Any) -> list[dict[str, Any]]:
+    """The `splits` of dataset_info.json, their types checked (a damaged file names its field)."""
+    if not isinstance(splits, list):
+        raise SourceError(f"{path}: splits must be a list, got {splits!r:.40}")
+    for n, split in enumerate(splits):
+        where = f"{path}: splits[{n}]"
+        if not isinstance(split, dict) or not isinstance(split.get("name"), str):
+            raise SourceError(f"{where} must be an object with a string name")
+        lengths = split.get("shardLengths", [])
+        if not isinstance(lengths, list) or not all(_count(n) for n in lengths):
+            raise SourceError(f"{where}.shardLengths must be a list of record counts, got {lengths!r:.60}")
+        if not isinstance(split.get("filepathTemplate") or "", str):
+            raise SourceError(f"{where}.filepathTemplate must be a string")
+    return splits
+
+
+def _count(value: Any) -> bool:
+    """Whether a JSON value is a count (a non-negative integer, TFDS writes them as strings too)."""
+    return isinstance(value, int | str) and not isinstance(value, bool) and str(value).isdigit()
+
+
 def load_dataset(root: Path, allow_outside: bool = False) -> RldsDataset:
     """Read dataset_info.json and features.json of a version folder; SourceError when they are unusable or
     name shards outside the folder."""
@@ -94,6 +115,8 @@ def load_dataset(root: Path, allow_outside: bool = False) -> RldsDataset:
         node = json.loads(features_path.read_text()) if features_path.is_file() else info.get("features")
     except (OSError, ValueError) as exc:
         raise SourceError(f"{root}: not a readable TFDS dataset ({exc})") from exc
+    if not isinstance(info, dict):
+        raise SourceError(f"{root / DATASET_INFO}: expected a JSON object, got {type(info).__name__}")
     if not isinstance(node, dict):
         raise SourceError(f"{root}: no features.json (a dataset from TFDS 3.2 or older?)")
     file_format = info.get("fileFormat", "tfrecord") or "tfrecord"
@@ -101,13 +124,16 @@ def load_dataset(root: Path, allow_outside: bool = False) -> RldsDataset:
         raise SourceError(f"{root}: file format {file_format!r} is not supported (only tfrecord)")
     name = str(info.get("name", root.parent.name))
     splits: dict[str, list[tuple[Path, int]]] = {}
-    for split in info.get("splits", []):
+    for split in _splits(root / DATASET_INFO, info.get("splits", [])):
         lengths = [int(n) for n in split.get("shardLengths", [])]
         template = split.get("filepathTemplate") or TEMPLATE
         splits[split["name"]] = [(inside(root, shard_name(name, split["name"], i, len(lengths), template, file_format),
                                          f"{root / DATASET_INFO} filepathTemplate", allow_outside), n)
                                  for i, n in enumerate(lengths)]
-    found = leaves(node)
+    try:
+        found = leaves(node)
+    except (AttributeError, TypeError, KeyError, ValueError) as exc:  # a field of the wrong JSON type
+        raise SourceError(f"{root}: malformed feature description ({type(exc).__name__}: {exc})") from exc
     if "steps/is_first" not in found and not any(leaf.sequence_rank for leaf in found.values()):
         raise SourceError(f"{root}: not an RLDS dataset (no `steps` sequence in features.json)")
     return RldsDataset(root, info, found, splits)
@@ -301,7 +327,10 @@ class RldsReader:
         return path.is_dir() and bool(version_dirs(path))
 
     def read(self, path: Path, options: ReadOptions) -> list[Episode]:
-        return [ep for root in version_dirs(path) for ep in read_episodes(root, options.allow_outside)]
+        episodes = [ep for root in version_dirs(path) for ep in read_episodes(root, options.allow_outside)]
+        if not episodes:
+            raise SourceError(f"{path}: no episodes (the splits in {DATASET_INFO} list no records)")
+        return episodes
 
 
 RLDS_READER = RldsReader()

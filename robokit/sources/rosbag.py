@@ -140,7 +140,7 @@ def _recorded_count(reader: Any, ros1: bool, conn: Connection) -> int:
 
 def _declare(conn: Connection, col: Collector, decoders: _Decoders) -> Decode | None:
     """Tell `col` about a connection; its decoder when the topic is wanted and decodable, else None."""
-    if not col.declare(conn.topic, conn.msgtype):
+    if not col.declare(conn.topic, conn.msgtype or ""):  # a damaged bag2 database may hold a NULL type
         return None
     try:
         return decoders.get(conn)

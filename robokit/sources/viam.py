@@ -199,6 +199,8 @@ def _binary_line(line: str, where: str, root: Path, trusted: bool) -> tuple[dict
         raise SourceError(f"{where}: not a Viam dataset line ({err})") from err
     path = export_file(obj["image_path"], root, where, anchor=DATA_DIR, trusted=trusted)
     boxes = obj.get("bounding_box_annotations") or []
+    if not isinstance(boxes, list) or not all(isinstance(b, dict) for b in boxes):
+        raise SourceError(f"{where}: bounding_box_annotations must be a list of objects")
     return obj, _Image(ts, path if path.is_file() else None, obj["image_path"], list(boxes) or None)
 
 
@@ -281,7 +283,9 @@ def _zip_export(path: Path) -> SequenceExport | None:
     try:
         with zipfile.ZipFile(path) as zf:
             names = zf.namelist()
-    except (OSError, zipfile.BadZipFile):
+    except (OSError, zipfile.BadZipFile) as exc:
+        if (path.parent / "binary_data").is_dir():  # beside its images: a damaged sequence export, say so
+            raise SourceError(f"{path}: damaged Viam sequence export (not a readable zip: {exc})") from exc
         return None
     if not {BINARY_TABLE, SEQUENCES_TABLE} <= set(names):
         return None
@@ -332,6 +336,8 @@ def read_sequence(export: SequenceExport) -> list[Episode]:
                            tags=tags)
         warnings = [f"{orphans} binary_data rows belong to no sequence in {SEQUENCES_TABLE}; ignored"] \
             if orphans and i == 0 else []
+        warnings += [f"{export.label}: Parquet member {name!r} is none of {', '.join(TABLES)}; ignored (damaged?)"
+                     for name in sorted(export.members) if name.endswith(".parquet") and name not in TABLES]
         episodes.append(Episode(meta, loader=partial(_load_sequence, export, sid), warnings=warnings))
     return episodes
 

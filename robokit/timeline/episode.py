@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+import robokit.errors
 from robokit.errors import ChannelError
 from robokit.timeline.losses import Loss, non_finite_warnings
 from robokit.timeline.streams import EventStream, ImageStream, PoseStream, Stream
@@ -119,7 +120,7 @@ class Episode:
         losses: list[Loss] | None = None,
     ) -> None:
         self.meta = meta
-        self._loader = loader
+        self._loader = loader and robokit.errors.guarded(loader, meta.source_uri or meta.episode_id)
         self._streams: dict[str, Stream] | None = dict(streams) if streams is not None else None
         self._skipped = list(skipped or [])
         self._warnings = list(warnings or [])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
@@ -13,7 +14,8 @@ MakeEpisode = Callable[..., Episode]
 
 
 class FailingSource:
-    """A frame source that breaks after `after` frames, like a recording cut off mid-conversion."""
+    """A frame source that breaks after `after` frames with an error that is no fault of the input (a full
+    disk), which aborts a write; damaged input only skips its episode."""
 
     def __init__(self, frames: Sequence[np.ndarray], after: int) -> None:
         self._frames = frames
@@ -22,7 +24,7 @@ class FailingSource:
     def iter_frames(self, positions: Sequence[int]) -> Iterator[Frame]:
         for i, p in enumerate(positions):
             if i == self._after:
-                raise OSError("recording vanished")
+                raise OSError(errno.ENOSPC, "No space left on device while the recording vanished")
             yield Frame("raw", pixels=self._frames[int(p)])
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from robokit.errors import SourceError
 from robokit.scene import SplatSet, is_splat_file, read_splat_ply, write_splat_ply
-from robokit.scene.ply import REQUIRED, read_header
+from robokit.scene.ply import REQUIRED, dropped_notes, read_header
 
 
 def _raw_ply(path: Path, columns: dict[str, np.ndarray], fmt: str = "binary_little_endian") -> Path:
@@ -99,11 +99,18 @@ def test_wrong_sh_count_and_truncation(tmp_path: Path) -> None:
         read_splat_ply(path)
 
 
-def test_non_finite_splats_rejected(tmp_path: Path) -> None:
+def test_non_finite_and_overflowing_splats_dropped_and_counted(tmp_path: Path) -> None:
     cols = _graphdeco(4, 0)
     cols["x"][2] = np.nan
-    with pytest.raises(SourceError, match="1 of 4 splats"):
-        read_splat_ply(_raw_ply(tmp_path / "nan.ply", cols))
+    cols["scale_1"][0] = 1e38  # exp overflows: never an inf scale
+    splats = read_splat_ply(_raw_ply(tmp_path / "nan.ply", cols))
+    assert len(splats) == 2 and splats.dropped == 2
+    assert np.isfinite(splats.scales).all() and np.isfinite(splats.positions).all()
+    assert "dropped 2 of 4 splats" in dropped_notes(splats)[0]
+    for key in cols:
+        cols[key][:] = np.nan
+    with pytest.raises(SourceError, match="all 4 splats"):
+        read_splat_ply(_raw_ply(tmp_path / "all.ply", cols))
 
 
 def test_sniffs_splat_vs_mesh_ply(tmp_path: Path, scene_file: Path) -> None:
