@@ -16,6 +16,7 @@ import pytest
 
 import robokit
 from robokit.cli import main
+from robokit.converters.actions import ActionMeaning, read_meaning
 from robokit.errors import SourceError
 from robokit.sources.lerobot import feature_names
 from robokit.timeline import NumericStream
@@ -110,6 +111,7 @@ def test_lerobot_output_keeps_values_names_and_action(converted: tuple[str, Path
         assert names == (src_names or [str(i) for i in range(len(names))]), key
     exported = {k for k, f in src_info["features"].items() if f["dtype"] != "video" or "--camera" not in options}
     assert set(out_info["features"]) == exported  # every feature key, cameras included when exported
+    assert read_meaning(out / "lerobot") == ActionMeaning("action", "action", "absolute", "", "joints/position")
     videos = {k for k, f in out_info["features"].items() if f["dtype"] == "video"}
     assert {p.parts[-3] for p in (out / "lerobot" / "videos").rglob("*.mp4")} == videos
 
@@ -195,6 +197,9 @@ def test_keys_fall_back_to_lerobots_when_episodes_disagree_or_a_stream_is_derive
     features = _info(tmp_path / "delta" / "lerobot")["features"]
     assert {"state", "action"} <= set(features) and "actions" not in features
     assert features["action"]["info"]["kind"] == "delta"
+    # a state taken from the `actions` feature is not read back as a state under that key: lerobot's key
+    assert main(["convert", str(keys), "--out", str(tmp_path / "swap"), *base, "--state", "action"]) == 0
+    assert {"observation.state", "actions"} <= set(_info(tmp_path / "swap" / "lerobot")["features"])
 
 
 def test_missing_videos_skip_each_episode_with_the_file_named(tmp_path: Path,

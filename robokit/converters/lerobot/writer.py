@@ -26,6 +26,7 @@ from robokit.converters.actions import ActionMeaning, meaning_of
 from robokit.converters.episodes import trace
 from robokit.converters.lerobot.layout import (
     ACTION_KEY,
+    ACTION_KEYS,
     CHUNKS_SIZE,
     CODEBASE_VERSION,
     DATA_FILE_MB,
@@ -36,6 +37,7 @@ from robokit.converters.lerobot.layout import (
     MAX_FILE_MB,
     MAX_VIDEO_SECONDS,
     STATE_KEY,
+    STATE_KEYS,
     VIDEO_FILE_MB,
     VIDEO_PATH,
     FileCounter,
@@ -80,7 +82,8 @@ def camera_key(channel: str) -> str:
 
 def source_keys(episode: Episode, options: WriterOptions) -> dict[str, str]:
     """Role (`state`, `action`, `pose:<channel>`, camera channel) → the LeRobot feature key its recorded stream was
-    read from; roles whose stream is derived (`joints/position_delta`) or not read from LeRobot are absent."""
+    read from; absent when the stream is derived (`joints/position_delta`) or not read from LeRobot, and for a state
+    or action whose key would not be read back as one (`--state effort` is written as `observation.state`)."""
     channels = {"state": state_channel(episode, options.state)[0]}
     action = action_channel(episode, options)
     if action:
@@ -90,8 +93,12 @@ def source_keys(episode: Episode, options: WriterOptions) -> dict[str, str]:
     keys = {}
     for role, name in channels.items():
         stream = episode.streams.get(name)
-        if stream is not None and stream.origin is not None and stream.origin.msgtype.startswith("lerobot/"):
-            keys[role] = stream.origin.topic
+        origin = stream.origin if stream is not None else None
+        if origin is None or not origin.msgtype.startswith("lerobot/"):
+            continue
+        read_back_as = {"state": STATE_KEYS, "action": ACTION_KEYS}.get(role)
+        if read_back_as is None or origin.topic in read_back_as:
+            keys[role] = origin.topic
     return keys
 
 
