@@ -1,10 +1,10 @@
 """What an exported action means: the recorded channel it comes from, absolute or delta, its unit.
 
-Every dataset writer stores it (LeRobot: `features.action.info`; RLDS: `metadata.json`; WebDataset:
-`dataset.json`; MCAP: the `robokit.episode` record), so a consumer such as `robokit sim replay` need not
-guess whether a row is a target or a step. Kinds: `absolute` (the channel as recorded, e.g. joint
-commands), `delta` (next minus current value of `source` on the export grid, 0 on the last frame: the
-absolute target is `source + action`) and `velocity` (d`source`/dt, unit per second).
+Every dataset writer stores it (LeRobot: `features.action.info`, `features.actions.info` when the source named it
+so; RLDS: `metadata.json`; WebDataset: `dataset.json`; MCAP: the `robokit.episode` record), so a consumer such as
+`robokit sim replay` need not guess whether a row is a target or a step. Kinds: `absolute` (the channel as
+recorded, e.g. joint commands), `delta` (next minus current value of `source` on the export grid, 0 on the last
+frame: the absolute target is `source + action`) and `velocity` (d`source`/dt, unit per second).
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ def read_meaning(dataset: Path) -> ActionMeaning | None:
 
     candidates: list[tuple[Path, tuple[str, ...]]] = [
         (dataset / "meta" / "info.json", ("features", "action", "info")),
+        (dataset / "meta" / "info.json", ("features", "actions", "info")),  # a source's key kept by the writer
         (dataset / "dataset.json", ("keys", "action.npy", "meaning")),
         (dataset / "dataset.json", ("keys", "steps.npz", "arrays", "action", "meaning")),
     ]

@@ -24,12 +24,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from robokit.converters.lerobot.layout import (
-    ACTION_KEY,
+    ACTION_KEYS,
     DEFAULT_FEATURES,
     EPISODES_DIR,
     IMAGE_PREFIX,
     INFO_PATH,
-    STATE_KEY,
+    STATE_KEYS,
     TASKS_PATH,
     V2_EPISODES_PATH,
     V2_TASKS_PATH,
@@ -56,8 +56,6 @@ from robokit.timeline import (
 from robokit.timeline.episode import LoadedWithLosses
 
 _QUAT_NAMES = {"qx", "qy", "qz", "qw"}
-_STATE_KEYS = (STATE_KEY, "state")
-_ACTION_KEYS = (ACTION_KEY, "actions")
 _NUMERIC = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "bool")
 _CAMERA_DTYPES = ("video", "image")
 
@@ -71,9 +69,9 @@ class _MetaError(SourceError):
 
 
 def _channel(key: str) -> str:
-    if key in _STATE_KEYS:
+    if key in STATE_KEYS:
         return "joints/position"
-    if key in _ACTION_KEYS:
+    if key in ACTION_KEYS:
         return "action"
     parts = key.removeprefix("observation.").split(".")
     return parts[0] if len(parts) == 1 else f"{parts[0]}/{'.'.join(parts[1:])}"

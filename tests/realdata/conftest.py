@@ -13,7 +13,9 @@ import pytest
 
 LEROBOT = Path(__file__).parent / "lerobot"
 KEYS_VARIANT = "reachy2_apple_storage_v30_keys"  # built from reachy2_apple_storage_v30, never committed
-_RENAMED = {"observation.state": "state", "action": "actions", "observation.image": "image"}
+G1_KEYS_VARIANT = "g1_inspire_v21_keys"  # built from g1_inspire_v21 (its camera has an MP4), never committed
+_RENAMED = {"observation.state": "state", "action": "actions", "observation.image": "image",
+            "observation.images.cam_high": "wrist"}
 
 
 def _rename(value: Any) -> Any:
@@ -27,26 +29,32 @@ def _rename(value: Any) -> Any:
     return value
 
 
-def build_keys_variant(dest: Path) -> Path:
-    """The apple_storage copy with its features named `state`, `actions`, `image`, as openpi-style recorders name
-    them (no permissively licensed dataset with those keys was found): metadata, stats and Parquet columns renamed."""
-    shutil.copytree(LEROBOT / "reachy2_apple_storage_v30", dest)
-    for name in ("info.json", "stats.json"):
-        path = dest / "meta" / name
+def build_keys_variant(dest: Path, source: str = "reachy2_apple_storage_v30") -> Path:
+    """A copy of `source` with its features named `state`, `actions`, `image`/`wrist`, as openpi-style recorders
+    name them (no permissively licensed dataset with those keys was found): metadata, stats, Parquet columns and
+    video folders renamed."""
+    shutil.copytree(LEROBOT / source, dest)
+    for path in (dest / "meta").glob("*.json"):  # info.json, stats.json
         path.write_text(json.dumps(_rename(json.loads(path.read_text())), indent=4))
+    for path in (dest / "meta").glob("*.jsonl"):  # v2.1 episodes_stats.jsonl
+        path.write_text("".join(json.dumps(_rename(json.loads(line))) + "\n" for line in path.read_text().splitlines()))
     for path in dest.rglob("*.parquet"):
         table = pq.read_table(path)
         metadata = {k: json.dumps(_rename(json.loads(v))).encode() for k, v in (table.schema.metadata or {}).items()}
         pq.write_table(table.rename_columns([_rename(n) for n in table.column_names]).replace_schema_metadata(metadata),
                        path)
+    for folder in sorted(dest.glob("videos/**/observation.*"), reverse=True):
+        folder.rename(folder.with_name(_RENAMED[folder.name]))
     return dest
 
 
 @pytest.fixture(scope="session")
 def lerobot_roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Dataset name → root: every committed copy, and the keys variant written once per session."""
+    """Dataset name → root: every committed copy, and the keys variants written once per session."""
     roots = {p.name: p for p in LEROBOT.iterdir() if p.is_dir()}
-    roots[KEYS_VARIANT] = build_keys_variant(tmp_path_factory.mktemp("lerobot-variant") / KEYS_VARIANT)
+    out = tmp_path_factory.mktemp("lerobot-variant")
+    roots[KEYS_VARIANT] = build_keys_variant(out / KEYS_VARIANT)
+    roots[G1_KEYS_VARIANT] = build_keys_variant(out / G1_KEYS_VARIANT, "g1_inspire_v21")
     return roots
 
 

@@ -16,6 +16,7 @@ import pytest
 
 import robokit
 from robokit.cli import main
+from robokit.converters.actions import ActionMeaning, read_meaning
 from robokit.errors import SourceError
 from robokit.sources.lerobot import feature_names
 from robokit.timeline import NumericStream
@@ -29,6 +30,7 @@ DATASETS: dict[str, tuple[str, str, list[str], list[int]]] = {
     "reachy2_apple_storage_v30": ("observation.state", "action", ["--camera", "none"], [0, 1, 2]),
     "reachy2_apple_storage_v30_keys": ("state", "actions", ["--camera", "none"], [0, 1, 2]),  # built by conftest
     "g1_inspire_v21": ("observation.state", "action", ["--image-size", "80x60"], [1]),  # episode 0 lacks its MP4
+    "g1_inspire_v21_keys": ("state", "actions", ["--image-size", "80x60"], [1]),  # built by conftest, camera `wrist`
 }
 
 
@@ -92,20 +94,26 @@ def test_every_format_converts_and_checks(converted: tuple[str, Path, Path]) -> 
 
 def test_lerobot_output_keeps_values_names_and_action(converted: tuple[str, Path, Path]) -> None:
     name, root, out = converted
-    state_key, action_key, _, kept = DATASETS[name]
+    state_key, action_key, options, kept = DATASETS[name]
     source = _source_table(root)
     source = source.filter(pa.compute.is_in(source.column("episode_index"), pa.array(kept)))
     written = _source_table_at(out / "lerobot")
     assert written.num_rows == source.num_rows
-    assert np.array_equal(_matrix(written, "observation.state"), _matrix(source, state_key))
-    assert np.array_equal(_matrix(written, "action"), _matrix(source, action_key))  # the recorded action, by default
+    # the source's feature keys are kept: `state`/`actions` stay, lerobot's standard keys stay
+    assert np.array_equal(_matrix(written, state_key), _matrix(source, state_key))
+    assert np.array_equal(_matrix(written, action_key), _matrix(source, action_key))  # the recorded action, by default
     assert np.array_equal(written.column("frame_index").to_numpy(), source.column("frame_index").to_numpy())
     src_info, out_info = _info(root), json.loads((out / "lerobot" / "meta" / "info.json").read_text())
-    for key, src_key in (("observation.state", state_key), ("action", action_key)):
-        names, src_names = out_info["features"][key]["names"], feature_names(src_info["features"][src_key])
-        assert len(names) == out_info["features"][key]["shape"][0] == src_info["features"][src_key]["shape"][0]
+    for key in (state_key, action_key):
+        names, src_names = out_info["features"][key]["names"], feature_names(src_info["features"][key])
+        assert len(names) == out_info["features"][key]["shape"][0] == src_info["features"][key]["shape"][0]
         # the source's names when it has them (g1); `names: null` (apple_storage) gets the dimension indices
         assert names == (src_names or [str(i) for i in range(len(names))]), key
+    exported = {k for k, f in src_info["features"].items() if f["dtype"] != "video" or "--camera" not in options}
+    assert set(out_info["features"]) == exported  # every feature key, cameras included when exported
+    assert read_meaning(out / "lerobot") == ActionMeaning("action", "action", "absolute", "", "joints/position")
+    videos = {k for k, f in out_info["features"].items() if f["dtype"] == "video"}
+    assert {p.parts[-3] for p in (out / "lerobot" / "videos").rglob("*.mp4")} == videos
 
 
 def _source_table_at(root: Path) -> pa.Table:
@@ -149,26 +157,49 @@ def test_webdataset_and_viam_hold_every_frame(converted: tuple[str, Path, Path])
     assert len(images) == (0 if camera_option[:2] == ["--camera", "none"] else frames)
 
 
-def test_round_trip_lerobot_keeps_every_column_and_name(converted: tuple[str, Path, Path], tmp_path: Path) -> None:
-    name, root, out = converted
-    if name != "reachy2_apple_storage_v30":  # the one whose keys and every episode survive unchanged
-        return
-    again = tmp_path / "again"
-    assert main(["convert", str(out / "lerobot"), "--to", "lerobot", "--out", str(again), "--no-cache",
-                 "--workers", "1"]) == 0
-    source, first, second = _source_table(root), _source_table_at(out / "lerobot"), _source_table_at(again / "lerobot")
-    for table in (first, second):
-        assert sorted(table.column_names) == sorted(source.column_names)
+@pytest.mark.parametrize("name", sorted(DATASETS))
+def test_round_trip_lerobot_keeps_every_column_and_name(name: str, tmp_path: Path,
+                                                        lerobot_roots: dict[str, Path]) -> None:
+    """LeRobot → robokit → LeRobot, twice: every non-video column (name and values) and every feature (key, dtype,
+    shape, dimension names) as in the source. Without cameras, so episodes whose MP4 is missing convert too."""
+    root, outputs = lerobot_roots[name], [tmp_path / "once", tmp_path / "twice"]
+    for src, out in zip([root, outputs[0] / "lerobot"], outputs, strict=True):
+        assert main(["convert", str(src), "--to", "lerobot", "--out", str(out), "--no-cache", "--workers", "1",
+                     "--camera", "none"]) == 0
+    source = _source_table(root)
+    src_features = {k: f for k, f in _info(root)["features"].items() if f["dtype"] != "video"}
+    for out in outputs:
+        table = _source_table_at(out / "lerobot")
+        assert sorted(table.column_names) == sorted(source.column_names), out.name
         for column in source.column_names:
-            assert table.column(column).to_pylist() == source.column(column).to_pylist(), column
-    src_features = _info(root)["features"]
-    first_features, second_features = (_info(r)["features"] for r in (out / "lerobot", again / "lerobot"))
-    assert second_features == first_features  # robokit's own output survives unchanged, names included
-    for key, feature in src_features.items():
-        if feature["dtype"] == "video":  # exported with --camera none: the source has no MP4s
-            continue
-        assert first_features[key]["dtype"] == feature["dtype"], key
-        assert first_features[key]["shape"] == feature["shape"], key
+            assert table.column(column).to_pylist() == source.column(column).to_pylist(), (out.name, column)
+        features = _info(out / "lerobot")["features"]
+        assert sorted(features) == sorted(src_features), out.name
+        for key, feature in src_features.items():
+            assert (features[key]["dtype"], features[key]["shape"]) == (feature["dtype"], feature["shape"]), key
+            if key in (DATASETS[name][0], DATASETS[name][1]):  # the source's names (g1's nested list flattened);
+                indices = [str(i) for i in range(feature["shape"][0])]  # `names: null` (apple) → the indices
+                assert feature_names(features[key]) == (feature_names(feature) or indices), key
+
+
+def test_keys_fall_back_to_lerobots_when_episodes_disagree_or_a_stream_is_derived(
+        tmp_path: Path, lerobot_roots: dict[str, Path]) -> None:
+    keys = lerobot_roots["reachy2_apple_storage_v30_keys"]
+    base = ["--to", "lerobot", "--no-cache", "--workers", "1", "--camera", "none"]
+    assert main(["convert", str(APPLE), str(keys), "--out", str(tmp_path / "mixed"), *base]) == 0
+    info = _info(tmp_path / "mixed" / "lerobot")
+    assert info["total_episodes"] == 6 and {"observation.state", "action"} <= set(info["features"])
+    report = json.dumps(json.loads((tmp_path / "mixed" / "export.json").read_text()))
+    assert "different feature keys" in report and "standard keys" in report
+    # a derived action is not the source's `actions` feature: lerobot's key, beside the kept `state`
+    assert main(["convert", str(keys), "--out", str(tmp_path / "delta"), *base,
+                 "--action", "joints/position_delta"]) == 0
+    features = _info(tmp_path / "delta" / "lerobot")["features"]
+    assert {"state", "action"} <= set(features) and "actions" not in features
+    assert features["action"]["info"]["kind"] == "delta"
+    # a state taken from the `actions` feature is not read back as a state under that key: lerobot's key
+    assert main(["convert", str(keys), "--out", str(tmp_path / "swap"), *base, "--state", "action"]) == 0
+    assert {"observation.state", "actions"} <= set(_info(tmp_path / "swap" / "lerobot")["features"])
 
 
 def test_missing_videos_skip_each_episode_with_the_file_named(tmp_path: Path,

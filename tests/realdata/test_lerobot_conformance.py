@@ -19,6 +19,7 @@ DATASETS = {
     "reachy2_apple_storage_v30": ("observation.state", "action", ["--camera", "none"], [0, 1, 2]),
     "reachy2_apple_storage_v30_keys": ("state", "actions", ["--camera", "none"], [0, 1, 2]),
     "g1_inspire_v21": ("observation.state", "action", ["--image-size", "80x60"], [1]),
+    "g1_inspire_v21_keys": ("state", "actions", ["--image-size", "80x60"], [1]),  # camera `wrist`
 }
 
 
@@ -45,6 +46,9 @@ def test_lerobot_loads_the_reexport_with_source_values(name: str, tmp_path: Path
     assert main(["convert", str(root), "--to", "lerobot", "--out", str(out), "--no-cache", "--workers", "1",
                  *options]) == 0
     ds = LeRobotDataset(f"robokit/{name}", root=out / "lerobot")
+    src_features = json.loads((root / "meta" / "info.json").read_text())["features"]
+    video = "--camera" in options  # exported with --camera none: the video features are absent
+    assert set(ds.features) == {k for k, f in src_features.items() if f["dtype"] != "video" or not video}
     files = sorted((root / "data").rglob("*.parquet"))
     source = pa.concat_tables([pq.read_table(f) for f in files], promote_options="permissive")
     source = source.filter(pa.compute.is_in(source.column("episode_index"), pa.array(kept)))
@@ -54,8 +58,8 @@ def test_lerobot_loads_the_reexport_with_source_values(name: str, tmp_path: Path
     states, actions = source.column(state_key).to_pylist(), source.column(action_key).to_pylist()
     for i in sorted({0, ds.num_frames // 2, ds.num_frames - 1}):
         item = ds[i]
-        assert np.allclose(item["observation.state"].numpy(), states[i], atol=1e-6)
-        assert np.allclose(item["action"].numpy(), actions[i], atol=1e-6)
+        assert np.allclose(item[state_key].numpy(), states[i], atol=1e-6)  # under the source's feature keys
+        assert np.allclose(item[action_key].numpy(), actions[i], atol=1e-6)
         assert isinstance(item["task"], str) and item["task"]
         assert item["task"] == tasks[int(source.column("task_index")[i].as_py())]
         for key, feature in ds.features.items():

@@ -27,6 +27,8 @@ V2_EPISODES_PATH = "meta/episodes.jsonl"  # v2.1: one {"episode_index", "tasks",
 STATE_KEY = "observation.state"
 ACTION_KEY = "action"
 IMAGE_PREFIX = "observation.images."
+STATE_KEYS = (STATE_KEY, "state")  # the keys read as the state (openpi-style recorders write `state`)
+ACTION_KEYS = (ACTION_KEY, "actions")  # the keys read as the recorded action
 
 
 class FileCounter:

@@ -26,6 +26,7 @@ from robokit.converters.actions import ActionMeaning, meaning_of
 from robokit.converters.episodes import trace
 from robokit.converters.lerobot.layout import (
     ACTION_KEY,
+    ACTION_KEYS,
     CHUNKS_SIZE,
     CODEBASE_VERSION,
     DATA_FILE_MB,
@@ -36,19 +37,20 @@ from robokit.converters.lerobot.layout import (
     MAX_FILE_MB,
     MAX_VIDEO_SECONDS,
     STATE_KEY,
+    STATE_KEYS,
     VIDEO_FILE_MB,
     VIDEO_PATH,
     FileCounter,
 )
 from robokit.converters.options import WriterOptions
-from robokit.converters.prepare import PreparedEpisode, default_fps, select_cameras
+from robokit.converters.prepare import PreparedEpisode, action_channel, default_fps, select_cameras, state_channel
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.staging import staged_dir
 from robokit.converters.stats import ImageStats, merge_image_stats, to_json, vector_stats
 from robokit.converters.streaming import Encoded, EpisodeContext, accepted, prepared_signature, write_streaming
 from robokit.converters.vectors import pose_names, pose_vector
 from robokit.converters.video import MAX_GOP, VideoConcatenator, VideoEncoder, VideoSettings, video_info
-from robokit.errors import ChannelError, OptionError
+from robokit.errors import ChannelError, ConversionError, OptionError
 from robokit.timeline import Episode, ImageStream
 
 EXTRA_OPTIONS = (
@@ -78,6 +80,59 @@ def camera_key(channel: str) -> str:
     return IMAGE_PREFIX + (group if kind == "rgb" else f"{group}_{kind}")
 
 
+def source_keys(episode: Episode, options: WriterOptions) -> dict[str, str]:
+    """Role (`state`, `action`, `pose:<channel>`, camera channel) → the LeRobot feature key its recorded stream was
+    read from; absent when the stream is derived (`joints/position_delta`) or not read from LeRobot, and for a state
+    or action whose key would not be read back as one (`--state effort` is written as `observation.state`)."""
+    channels = {"state": state_channel(episode, options.state)[0]}
+    action = action_channel(episode, options)
+    if action:
+        channels["action"] = action
+    channels.update({f"pose:{name}": name for name in options.poses})
+    channels.update({cam: cam for cam in select_cameras(episode, options)})
+    keys = {}
+    for role, name in channels.items():
+        stream = episode.streams.get(name)
+        origin = stream.origin if stream is not None else None
+        if origin is None or not origin.msgtype.startswith("lerobot/"):
+            continue
+        read_back_as = {"state": STATE_KEYS, "action": ACTION_KEYS}.get(role)
+        if read_back_as is None or origin.topic in read_back_as:
+            keys[role] = origin.topic
+    return keys
+
+
+def _agreed_source_keys(episodes: Sequence[Episode], options: WriterOptions) -> tuple[dict[str, str], list[str]]:
+    """The LeRobot feature keys every episode shares, else none (lerobot's standard keys), with a warning."""
+    found: list[dict[str, str]] = []
+    for ep in episodes:
+        try:
+            keys = source_keys(ep, options)
+        except (ChannelError, KeyError):
+            continue
+        if keys not in found:
+            found.append(keys)
+    if len(found) <= 1:
+        return (found[0] if found else {}), []
+    return {}, [f"episodes come with different feature keys ({found[0]} vs {found[1]}): lerobot's standard keys "
+                f"({STATE_KEY}, {ACTION_KEY}, {IMAGE_PREFIX}<camera>) are used"]
+
+
+def feature_keys(p: PreparedEpisode, source: dict[str, str]) -> dict[str, str]:
+    """Feature key per exported stream (roles as in `source_keys`): the source's LeRobot key when `source` has it
+    (round trips keep every name), else the standard key; each key used once."""
+    standard = {"state": STATE_KEY, **({"action": ACTION_KEY} if p.action is not None else {}),
+                **{f"pose:{name}": pose_key(name) for name in p.poses}, **{cam: camera_key(cam) for cam in p.cameras}}
+    taken = set(DEFAULT_FEATURES) | {key for role, key in standard.items() if role not in source}
+    keys = {role: key for role, key in standard.items() if role not in source}
+    for role in (r for r in standard if r in source):
+        keys[role] = source[role] if source[role] not in taken else standard[role]  # taken: the standard key
+        if keys[role] in taken:
+            raise ConversionError(f"episode {p.source.id}: feature key {keys[role]} would be used twice")
+        taken.add(keys[role])
+    return keys
+
+
 @dataclass(frozen=True)
 class _Plan:
     """What every episode's encoding shares: options on one integer fps, video settings, file sizes."""
@@ -87,6 +142,7 @@ class _Plan:
     video_mb: float
     data_mb: float
     warnings: tuple[str, ...]
+    source_keys: tuple[tuple[str, str], ...] = ()  # what `_agreed_source_keys` found
 
 
 @dataclass(frozen=True)
@@ -100,6 +156,10 @@ class _Schema:
     cameras: tuple[tuple[str, int, int], ...]  # (channel, width, height), sorted by channel
     robot_type: str
     action_meaning: ActionMeaning | None = None
+    keys: tuple[tuple[str, str], ...] = ()  # (role, feature key) as `feature_keys` gives them
+
+    def key(self, role: str) -> str:
+        return dict(self.keys)[role]
 
 
 @dataclass
@@ -123,13 +183,13 @@ class _Episode:
     trace: dict[str, Any]  # the `robokit.*` columns of the episodes table
 
 
-def _frame_vectors(p: PreparedEpisode, quat_order: str) -> dict[str, np.ndarray]:
+def _frame_vectors(p: PreparedEpisode, quat_order: str, keys: dict[str, str]) -> dict[str, np.ndarray]:
     """The vector features of one episode, float32, keyed by feature name."""
-    out = {STATE_KEY: p.state.values.astype(np.float32)}
+    out = {keys["state"]: p.state.values.astype(np.float32)}
     if p.action is not None:
-        out[ACTION_KEY] = p.action.values.astype(np.float32)
+        out[keys["action"]] = p.action.values.astype(np.float32)
     for name, pose in p.poses.items():
-        out[pose_key(name)] = pose_vector(pose, quat_order)
+        out[keys[f"pose:{name}"]] = pose_vector(pose, quat_order)
     return out
 
 
@@ -157,28 +217,32 @@ class LeRobotWriter:
         extra = options.extra
         video = _video_settings(options)
         fps, warnings = _integer_fps(episodes, options)
+        keys, key_warnings = _agreed_source_keys(episodes, options)
         return _Plan(replace(options, fps=fps), video, float(extra.get("video_file_mb", VIDEO_FILE_MB)),
-                     float(extra.get("data_file_mb", DATA_FILE_MB)), warnings)
+                     float(extra.get("data_file_mb", DATA_FILE_MB)), (*warnings, *key_warnings),
+                     tuple(keys.items()))
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
         """One episode's columns and camera MP4s, the cameras encoded in parallel threads (PyAV releases the GIL)."""
         p = ctx.prepared(plan.options)
         fps = int(p.fps)
         cameras = sorted(p.cameras)
+        keys = feature_keys(p, dict(plan.source_keys))
         with ThreadPoolExecutor(max_workers=max(1, len(cameras))) as pool:
             futures = {cam: pool.submit(_encode_video, p.cameras[cam], p.n_frames, fps, plan.video) for cam in cameras}
-            columns = _episode_columns(p, fps, plan.options.quat_order)
+            columns = _episode_columns(p, fps, plan.options.quat_order, keys)
             videos = {cam: future.result() for cam, future in futures.items()}
         schema = _Schema(fps, tuple(p.state.names), tuple(p.action.names) if p.action is not None else None,
-                         tuple(pose_key(name) for name in p.poses),
+                         tuple(keys[f"pose:{name}"] for name in p.poses),
                          tuple((cam, p.cameras[cam].width, p.cameras[cam].height) for cam in cameras),
-                         p.source.meta.robot_type, meaning_of(p))
+                         p.source.meta.robot_type, meaning_of(p), tuple(keys.items()))
         fields = trace(p)
         traced = {"robokit.source": fields["source"], "robokit.segment": [int(t) for t in fields["segment"]],
                   "robokit.segment_version": fields["segment_version"],
                   "robokit.grid_start_ns": int(p.timestamps[0])}
         episode = _Episode(schema, columns, videos, p.task, p.n_frames, traced)
-        return Encoded(ctx.index, p.source.id, episode, p.n_frames, prepared_signature(p))
+        signature = {**prepared_signature(p), "feature keys": sorted(keys.values())}
+        return Encoded(ctx.index, p.source.id, episode, p.n_frames, signature)
 
     def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
         result = WriteResult(warnings=list(plan.warnings))
@@ -234,10 +298,10 @@ def _default_rates(episodes: Sequence[Episode], options: WriterOptions) -> list[
     return rates
 
 
-def _episode_columns(p: PreparedEpisode, fps: int, quat_order: str) -> dict[str, np.ndarray]:
+def _episode_columns(p: PreparedEpisode, fps: int, quat_order: str, keys: dict[str, str]) -> dict[str, np.ndarray]:
     """The per-frame features of one episode but the global ones: vectors float32 (N, D), scalars (N,)."""
     frame_index = np.arange(p.n_frames, dtype=np.int64)
-    columns = _frame_vectors(p, quat_order)
+    columns = _frame_vectors(p, quat_order, keys)
     columns["timestamp"] = (frame_index / fps).astype(np.float32)
     columns["frame_index"] = frame_index
     return columns
@@ -344,7 +408,7 @@ class _DatasetWriter:
         and what the global stats need."""
         if self.first is None:
             self.first = ep
-            self.videos = {cam: _CameraFiles(self.root, camera_key(cam), ep.schema.fps, self.plan.video_mb * 1e6)
+            self.videos = {cam: _CameraFiles(self.root, ep.schema.key(cam), ep.schema.fps, self.plan.video_mb * 1e6)
                            for cam, _, _ in ep.schema.cameras}
         n, start, ep_index = ep.n_frames, self.frames, len(self.records)
         columns = {**ep.columns, "episode_index": np.full(n, ep_index, dtype=np.int64),
@@ -355,7 +419,7 @@ class _DatasetWriter:
         for cam, files in self.videos.items():
             row.update(files.add(ep.videos[cam]))
         stats = {name: vector_stats(v) for name, v in columns.items()}
-        stats.update({camera_key(cam): ep.videos[cam].stats.stats() for cam in self.videos})
+        stats.update({files.key: ep.videos[cam].stats.stats() for cam, files in self.videos.items()})
         for feature, feature_stats in stats.items():
             for stat, value in feature_stats.items():
                 row[f"stats/{feature}/{stat}"] = value.tolist()
@@ -389,12 +453,13 @@ class _DatasetWriter:
     def _features(self) -> dict[str, Any]:
         assert self.first is not None
         schema, settings, columns = self.first.schema, self.plan.video, self.first.columns
-        features: dict[str, Any] = {STATE_KEY: {"dtype": "float32", "shape": [len(schema.state)],
-                                                "names": list(schema.state)}}
+        features: dict[str, Any] = {schema.key("state"): {"dtype": "float32", "shape": [len(schema.state)],
+                                                          "names": list(schema.state)}}
         if schema.action is not None:
-            features[ACTION_KEY] = {"dtype": "float32", "shape": [len(schema.action)], "names": list(schema.action)}
+            action = features[schema.key("action")] = {"dtype": "float32", "shape": [len(schema.action)],
+                                                       "names": list(schema.action)}
             if schema.action_meaning is not None:  # what the action is: source channel, absolute or delta, unit
-                features[ACTION_KEY]["info"] = schema.action_meaning.to_dict()
+                action["info"] = schema.action_meaning.to_dict()
         for key in schema.poses:
             features[key] = {"dtype": "float32", "shape": [columns[key].shape[1]],
                              "names": list(pose_names(self.plan.options.quat_order))}
@@ -405,7 +470,7 @@ class _DatasetWriter:
                     "video.g": settings.gop, "video.crf": settings.crf,
                     "video.preset": settings.effective_preset, "video.fast_decode": 0,
                     "video.video_backend": "pyav", "video.extra_options": {}, "is_depth_map": False}
-            features[camera_key(cam)] = {"dtype": "video", "shape": [height, width, 3],
+            features[schema.key(cam)] = {"dtype": "video", "shape": [height, width, 3],
                                          "names": ["height", "width", "channels"], "info": info}
         features.update(DEFAULT_FEATURES)
         return features
@@ -451,7 +516,7 @@ class _DatasetWriter:
         """Global stats: exact over all frames for vectors, merged histograms for images."""
         out: dict[str, Any] = {name: to_json(vector_stats(np.concatenate(v))) for name, v in self.values.items()}
         for cam, stats in self.image_stats.items():
-            out[camera_key(cam)] = to_json(merge_image_stats(stats).stats())
+            out[self.videos[cam].key] = to_json(merge_image_stats(stats).stats())
         (self.root / "meta" / "stats.json").write_text(json.dumps(out, indent=4))
 
 
