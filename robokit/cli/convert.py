@@ -10,9 +10,10 @@ from typing import Annotated, Any
 import typer
 
 from robokit.converters import available, get_converter
+from robokit.converters.options import ACTION, FPS, FRAME, OVERWRITE, QUAT_ORDER, RESAMPLE, ROBOT_TYPE, STATE, TASK
 from robokit.converters.registry import ExtraOption
 from robokit.errors import OptionError
-from robokit.limits import MAX_FPS, MAX_IMAGE_SIDE, MAX_WORKERS
+from robokit.limits import MAX_IMAGE_SIDE, MAX_WORKERS
 
 
 def format_options_help() -> str:
@@ -26,7 +27,7 @@ def format_options_help() -> str:
     return "\n\n".join(lines) if len(lines) > 1 else ""
 
 
-def _coerce(opt: ExtraOption, raw: str | None) -> Any:
+def _coerce(opt: ExtraOption[Any], raw: str | None) -> Any:
     if opt.type is bool and raw is None:
         return True
     if raw is None:
@@ -108,29 +109,27 @@ def convert(
         "--training-export-task", help="Annotation task type of completed scenes to export (reasoning, caption, "
                                        "mcq; repeat for several; default: all).")] = None,
     config: Annotated[Path | None, typer.Option(help="YAML with the same options under training_export:.")] = None,
-    fps: Annotated[float | None, typer.Option(help=f"Output rate, above 0 up to {MAX_FPS:g} (default: slowest camera, "
-                                                   "else state).")] = None,
-    resample: Annotated[str | None, typer.Option(help="nearest | linear (default: nearest).")] = None,
+    fps: Annotated[float | None, typer.Option(help=FPS.describe("slowest camera, else state"))] = None,
+    resample: Annotated[str | None, typer.Option(help=RESAMPLE.describe())] = None,
     cameras: Annotated[list[str] | None,
                        typer.Option("--camera", help="Camera to keep, repeat for several; none for no "
                                                      "camera (default: all).")] = None,
-    state: Annotated[str | None, typer.Option(help="State channel (default: joints/position).")] = None,
-    action: Annotated[str | None, typer.Option(
-        help="Action channel, e.g. joints/position_delta (default: the source's recorded action, if any).")] = None,
+    state: Annotated[str | None, typer.Option(help=STATE.describe())] = None,
+    action: Annotated[str | None, typer.Option(help=ACTION.describe("the source's recorded action, if any"))] = None,
     poses: Annotated[list[str] | None, typer.Option("--pose", help="Pose channel to export (repeat).")] = None,
-    frame: Annotated[str | None, typer.Option(help="Frame convention of poses (default: rayform).")] = None,
-    quat_order: Annotated[str | None, typer.Option(help="xyzw | wxyz (default: xyzw).")] = None,
+    frame: Annotated[str | None, typer.Option(help=FRAME.describe())] = None,
+    quat_order: Annotated[str | None, typer.Option(help=QUAT_ORDER.describe())] = None,
     image_size: Annotated[str | None, typer.Option(help=f"Resize images to WxH, e.g. 320x240 (1 to {MAX_IMAGE_SIDE} "
                                                         "per side; even for video).")] = None,
-    robot_type: Annotated[str | None, typer.Option(help="Robot type stored with datasets (text: no control "
-                                                        "characters).")] = None,
+    robot_type: Annotated[str | None, typer.Option(help=ROBOT_TYPE.describe("none"))] = None,
     task: Annotated[str | None, typer.Option(help="Keep only episodes whose task is TEXT.")] = None,
-    set_task: Annotated[str | None, typer.Option(help="Task text for episodes (overrides the recording's).")] = None,
+    set_task: Annotated[str | None, typer.Option(help=TASK.describe("the recording's"))] = None,
     shard: Annotated[str | None, typer.Option(help="Export only slice I/N of the inputs (0 <= I < N).")] = None,
     allow_outside: Annotated[bool, typer.Option(
         help="Allow manifest paths outside its folder, and dataset symlinks to outside theirs.")] = False,
     overwrite: Annotated[bool, typer.Option(
-        help="Replace a different export already in --out, removing its formats this run does not write.")] = False,
+        help="Replace a different export already in --out, removing its formats this run does not write.")
+                         ] = OVERWRITE.default,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Always convert; do not use or fill the cache.")] = False,
     no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip MCAP chunk CRC checks (faster on "
                                                                 "uncompressed chunks; damage goes unnoticed).")
@@ -164,7 +163,7 @@ def convert(
     if export_tasks:
         extra["training_export_task"] = ",".join(export_tasks)
     options = {**cfg, **{k: v for k, v in cli.items() if v is not None}, **extra}
-    options["overwrite"] = overwrite or bool(options.get("overwrite", False))
+    options["overwrite"] = overwrite or OVERWRITE.parse(options.get("overwrite", OVERWRITE.default))
 
     def log(msg: str) -> None:
         if not quiet and (verbose or not msg.startswith("read ")):

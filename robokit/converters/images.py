@@ -18,11 +18,10 @@ from robokit.errors import ConversionError, OptionError
 from robokit.timeline import Frame, ImageStream
 
 IMAGE_FORMATS = ("auto", "jpeg", "png")
-IMAGE_OPTIONS = (  # shared by the writers that store encoded frames
-    ExtraOption("image_format", str, "auto", "Image encoding: auto keeps recorded JPEG/PNG, frames decoded from "
-                "video (lossy) become JPEG, raw frames PNG.", IMAGE_FORMATS),
-    ExtraOption("jpeg_quality", int, 95, "JPEG quality when frames are encoded to JPEG.", low=1, high=100),
-)
+IMAGE_FORMAT = ExtraOption("image_format", str, "auto", "Image encoding: auto keeps recorded JPEG/PNG, frames "
+                           "decoded from video (lossy) become JPEG, raw frames PNG.", IMAGE_FORMATS)
+JPEG_QUALITY = ExtraOption("jpeg_quality", int, 95, "JPEG quality when frames are encoded to JPEG.", low=1, high=100)
+IMAGE_OPTIONS = (IMAGE_FORMAT, JPEG_QUALITY)  # shared by the writers that store encoded frames
 EXTENSIONS = {"jpeg": "jpg", "png": "png"}
 VIDEO = "video"  # the recorded format of frames decoded from a (lossy) video stream
 # PIL mode -> (channels, dtype) of what Frame.array() returns for it

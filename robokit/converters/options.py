@@ -5,12 +5,28 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast
 
+from robokit.converters.registry import ExtraOption, check_text
 from robokit.errors import OptionError
+from robokit.frames import CONVENTIONS, QUAT_ORDERS
 from robokit.limits import MAX_FPS, MAX_IMAGE_SIDE
 
 RESAMPLE_METHODS = ("nearest", "linear")
+T = TypeVar("T")
+
+# The options every format takes, declared once: WriterOptions' defaults and checks, `convert --help`.
+FPS: ExtraOption[float | None] = ExtraOption("fps", float, None, "Output rate", low=0, high=MAX_FPS, above=True)
+RESAMPLE = ExtraOption("resample", str, "nearest", "Resampling of every stream onto the output grid",
+                       RESAMPLE_METHODS)
+STATE = ExtraOption("state", str, "joints/position", "State channel")
+ACTION: ExtraOption[str | None] = ExtraOption("action", str, None, "Action channel, e.g. joints/position_delta")
+FRAME = ExtraOption("frame", str, "rayform", "Frame convention of poses", tuple(CONVENTIONS))
+QUAT_ORDER = ExtraOption("quat_order", str, "xyzw", "Quaternion order of poses in the output", QUAT_ORDERS)
+ROBOT_TYPE = ExtraOption("robot_type", str, "", "Robot type stored with datasets")
+TASK: ExtraOption[str | None] = ExtraOption("task", str, None, "Task text for episodes, overriding the recording's")
+OVERWRITE = ExtraOption("overwrite", bool, False, "Replace an existing output folder of the format")
+COMMON_OPTIONS = (FPS, RESAMPLE, STATE, ACTION, FRAME, QUAT_ORDER, ROBOT_TYPE, TASK, OVERWRITE)
 
 
 def parse_size(value: str | tuple[int, int] | list[int]) -> tuple[int, int]:
@@ -29,16 +45,14 @@ def parse_size(value: str | tuple[int, int] | list[int]) -> tuple[int, int]:
     return w, h
 
 
-def _check_texts(options: WriterOptions) -> None:
-    """Text options (robot type, task, channel names) are valid UTF-8 without control characters, bounded."""
-    from robokit.converters.registry import check_text
-
-    for name in ("state", "action", "robot_type", "task"):
-        value = getattr(options, name)
-        if value is not None and not isinstance(value, str):
-            raise OptionError(f"{name} {value!r}: expected text")
-        if value is not None:
-            check_text(name, value)
+def _check_common(options: WriterOptions) -> None:
+    """Each common option checked by its declaration (a parsed value, e.g. from text, replaces the given one);
+    camera and pose names are valid UTF-8 without control characters, bounded."""
+    for opt in COMMON_OPTIONS:
+        given = getattr(options, opt.name)
+        parsed = opt.parse(given)
+        if parsed != given:
+            object.__setattr__(options, opt.name, parsed)
     for name in ("cameras", "poses"):
         for value in getattr(options, name) or ():
             check_text(name, str(value))
@@ -56,36 +70,30 @@ class WriterOptions:
     `extra` holds format-specific options (e.g. the video codec); each writer validates its own.
     """
 
-    fps: float | None = None  # None: the slowest selected camera's rate, else the state's rate
-    resample: Literal["nearest", "linear"] = "nearest"
+    fps: float | None = FPS.default  # None: the slowest selected camera's rate, else the state's rate
+    resample: Literal["nearest", "linear"] = cast(Literal["nearest", "linear"], RESAMPLE.default)
     cameras: tuple[str, ...] | None = None  # channel names; None: every camera; () or ("none",): no camera
-    state: str = "joints/position"
-    action: str | None = None  # e.g. "joints/position_delta"; None: the source's recorded action, if any
+    state: str = STATE.default
+    action: str | None = ACTION.default  # e.g. "joints/position_delta"; None: the source's recorded action, if any
     poses: tuple[str, ...] = ()  # pose channels to export as features, e.g. ("tf/tool0",)
-    frame: str = "rayform"
-    quat_order: str = "xyzw"
+    frame: str = FRAME.default
+    quat_order: str = QUAT_ORDER.default
     image_size: tuple[int, int] | None = None  # (width, height)
-    robot_type: str = ""
-    task: str | None = None
-    overwrite: bool = False  # replace an existing output folder of the format
+    robot_type: str = ROBOT_TYPE.default
+    task: str | None = TASK.default
+    overwrite: bool = OVERWRITE.default  # replace an existing output folder of the format
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        from robokit.frames import CONVENTIONS, QUAT_ORDERS
-
-        if self.fps is not None and not (isinstance(self.fps, int | float) and 0 < self.fps <= MAX_FPS):
-            raise OptionError(f"fps {self.fps!r}: expected a number above 0 up to {MAX_FPS:g}")
-        if self.resample not in RESAMPLE_METHODS:
-            raise OptionError(f"resample {self.resample!r}: expected one of {', '.join(RESAMPLE_METHODS)}")
-        if self.frame not in CONVENTIONS:
-            raise OptionError(f"frame {self.frame!r}: expected one of {', '.join(CONVENTIONS)}")
-        if self.quat_order not in QUAT_ORDERS:
-            raise OptionError(f"quat_order {self.quat_order!r}: expected one of {', '.join(QUAT_ORDERS)}")
+        _check_common(self)
         if self.cameras is not None:  # ("none",): export without cameras
             object.__setattr__(self, "cameras", tuple(camera_channel(c) for c in self.cameras if c != "none"))
         if self.image_size is not None:
             object.__setattr__(self, "image_size", parse_size(self.image_size))
-        _check_texts(self)
+
+    def value(self, option: ExtraOption[T]) -> T:
+        """A format option's typed value: as given (parsed by its declaration, the one parser), else its default."""
+        return option.parse(self.extra[option.name]) if option.name in self.extra else option.default
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any], extra_keys: tuple[str, ...] = ()) -> WriterOptions:

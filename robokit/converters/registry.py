@@ -2,6 +2,11 @@
 
 A new format is one module under `robokit/converters/` plus one line in `_BUILTIN`;
 third-party writers register through the `robokit.converters` entry-point group.
+
+Format options: a writer declares each one as a module-level `ExtraOption` (name, type, default, help, and
+`choices` or a `low`..`high` range) listed in its `extra_options`; that one declaration feeds `convert --help`,
+checks `--name value`, `--config` keys and `export(options=...)` before any work (`checked_options`), and the
+writer reads the typed value with `options.value(OPTION)` (never `options.extra`, never its own parsing or default).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 from robokit.errors import OptionError
 from robokit.limits import MAX_TEXT
@@ -21,6 +26,7 @@ from robokit.timeline import Episode
 
 if TYPE_CHECKING:
     from robokit.converters.options import WriterOptions
+    from robokit.scene.model import Scene
 
 # format name -> "module:attribute" of its Converter. One line per format.
 _BUILTIN: dict[str, str] = {
@@ -36,6 +42,7 @@ _BUILTIN: dict[str, str] = {
     "tao-vl-reason-v1.0": "robokit.converters.reasoning:TAO_VL_REASON",
 }
 _instances: dict[str, Converter] = {}
+T = TypeVar("T")
 
 
 @dataclass
@@ -58,16 +65,19 @@ class WriteResult:
 
 
 @dataclass(frozen=True)
-class ExtraOption:
-    """A format-specific option (it lands in `WriterOptions.extra`); the CLI shows it in `convert --help`.
+class ExtraOption(Generic[T]):
+    """A declared option: a format's own (it lands in `WriterOptions.extra`, read with `WriterOptions.value`) or
+    one of the common `WriterOptions` fields; the CLI shows it in `convert --help`.
 
-    Numbers are bounded by `low`..`high` (inclusive; `low` itself excluded when `above`), text by `choices`;
-    `check` (returning the value, or raising OptionError) adds what those cannot say. `parse` applies them all.
+    `T` is the type writers receive (annotate `ExtraOption[str | None]` when the default is None); `type` the
+    one text is parsed into. Numbers are bounded by `low`..`high` (inclusive; `low` itself excluded when
+    `above`), text by `choices`; `check` (returning the value, or raising OptionError) adds what those cannot
+    say. `parse` applies them all: it is the one place option values are parsed (booleans included).
     """
 
     name: str
     type: type
-    default: Any
+    default: T
     help: str
     choices: tuple[str, ...] = ()
     low: float | None = None
@@ -90,8 +100,18 @@ class ExtraOption:
             return f"{kind} {span} {self.high:g}"
         return kind
 
-    def parse(self, value: Any) -> Any:
+    def parse(self, value: Any) -> T:
         """`value` (text from the shell, or a config/API value) as this option's type, checked; OptionError if not."""
+        parsed: T = self._parse(value)
+        return parsed
+
+    def describe(self, default: str = "") -> str:
+        """The `--help` text: what it is, the valid values, the default (`default` words it when not a value)."""
+        shown = default or ("none" if self.default is None else str(self.default).lower()
+                            if isinstance(self.default, bool) else str(self.default))
+        return f"{self.help} ({self.valid}; default: {shown})."
+
+    def _parse(self, value: Any) -> Any:
         if value is None and self.default is None:
             return None
         numeric = self.type in (int, float) and _number(value, float) is not None
@@ -145,11 +165,9 @@ def check_text(name: str, value: str, limit: int = MAX_TEXT) -> str:
     return value
 
 
-class Converter(Protocol):
-    """A writer for one output format, writing into `<out>/<name>/`.
+class Writer(Protocol):
+    """What every writer has: it writes into `<out>/<name>/` and declares its options.
 
-    `consumes` is "episodes" (recordings, via `write`), "scene" (scenes, via `write_scene`) or
-    "annotated-scenes" (completed scene folders, via `robokit.converters.reasoning.write_annotated`).
     `check` loads a written folder with the format's real consumer and returns the problems found
     (an empty list means it passed); `robokit check` calls it. A writer may also define
     `check_options(options)`, raising OptionError for combinations its `extra_options` cannot express
@@ -158,15 +176,53 @@ class Converter(Protocol):
 
     name: str
     description: str
-    consumes: str
-    extra_options: tuple[ExtraOption, ...]
-
-    def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult: ...
+    extra_options: tuple[ExtraOption[Any], ...]
 
     def check(self, format_dir: Path) -> list[str]: ...
 
 
+@runtime_checkable
+class EpisodeWriter(Writer, Protocol):
+    """A writer of recordings (`kind` "episodes"); streaming ones also have `plan`/`encode`/`assemble`."""
+
+    def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult: ...
+
+
+@runtime_checkable
+class SceneWriter(Writer, Protocol):
+    """A writer of simulator scenes (`kind` "scene"), given recordings only as camera trajectories."""
+
+    def write_scene(self, scene: Scene, out_dir: Path, options: WriterOptions) -> WriteResult: ...
+
+
+@runtime_checkable
+class AnnotatedSceneWriter(Writer, Protocol):
+    """A writer of completed (annotated) scene folders (`kind` "annotated-scenes"): it packages the clips and
+    entries `robokit.converters.reasoning.write_annotated` cut once for every such format."""
+
+    clip_files: bool
+
+    def package(self, pkg: Any, folder: Path) -> list[str]: ...
+
+
+Converter = AnnotatedSceneWriter | SceneWriter | EpisodeWriter  # a registered writer, of one of the kinds
+
+
+def kind_of(writer: object) -> str:
+    """The kind of input `writer` takes ("annotated-scenes", "scene" or "episodes"), by the protocol it implements
+    (the most specific first: scene writers may also have a `write` that explains what to give)."""
+    if isinstance(writer, AnnotatedSceneWriter):
+        return "annotated-scenes"
+    if isinstance(writer, SceneWriter):
+        return "scene"
+    if isinstance(writer, EpisodeWriter):
+        return "episodes"
+    raise OptionError(f"{type(writer).__name__} is not a writer: it has no write, write_scene or package method "
+                      "(and name, description, extra_options, check)")
+
+
 def register_converter(name: str, converter: Converter) -> None:
+    kind_of(converter)
     _instances[name] = converter
 
 
@@ -189,14 +245,16 @@ def get_converter(name: str) -> Converter:
         if spec is None:
             raise OptionError(f"unknown format {name!r}; available: {', '.join(available()) or 'none'}")
         module, attr = spec.split(":")
-        _instances[name] = getattr(importlib.import_module(module), attr)
+        writer = getattr(importlib.import_module(module), attr)
+        kind_of(writer)
+        _instances[name] = writer
     return _instances[name]
 
 
 def checked_options(formats: Sequence[str], options: WriterOptions) -> WriterOptions:
     """`options` with every format option of `formats` parsed against its declaration, then each format's
     own cross-checks run (an optional `check_options(options)`): usage errors surface before any work."""
-    declared: dict[str, list[ExtraOption]] = {}
+    declared: dict[str, list[ExtraOption[Any]]] = {}
     for name in formats:
         for opt in get_converter(name).extra_options:
             declared.setdefault(opt.name, []).append(opt)

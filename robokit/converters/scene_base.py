@@ -19,10 +19,9 @@ from robokit.timeline import Episode
 
 
 class SceneConverter:
-    """Base of writers with `consumes = "scene"`: `write_scene` does the work, `write` explains what to give."""
+    """Base of the scene writers (a `SceneWriter`): `write_scene` does the work, `write` explains what to give."""
 
     name = "scene"
-    consumes = "scene"
     target_convention = "rayform"  # the consumer's own frame convention (Z-up FLU world)
     writes_splats = True
 

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from robokit.errors import OptionError
-
 MB = 1_000_000
 
 
@@ -26,14 +24,8 @@ class Shard:
     size: int
 
 
-def shard_bytes(value: object, option: str, low_mb: float, high_mb: float) -> int:
-    """Validate a shard size option given in MB (decimal) and return it in bytes."""
-    try:
-        mb = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise OptionError(f"{option} {value!r}: expected a number of MB") from None
-    if not low_mb <= mb <= high_mb or mb <= 0:
-        raise OptionError(f"{option} {mb:g}: expected {low_mb:g} to {high_mb:g} MB")
+def shard_bytes(mb: float) -> int:
+    """A shard size option (MB, decimal; bounded by its declaration) in bytes."""
     return int(mb * MB)
 
 

@@ -18,7 +18,14 @@ from typing import Any
 
 from robokit.converters import get_converter
 from robokit.converters.options import WriterOptions
-from robokit.converters.registry import WriteResult, checked_options
+from robokit.converters.registry import (
+    AnnotatedSceneWriter,
+    EpisodeWriter,
+    SceneWriter,
+    WriteResult,
+    checked_options,
+    kind_of,
+)
 from robokit.converters.streaming import StreamingConverter
 from robokit.digest import source_digest
 from robokit.errors import ConversionError, OptionError, RobokitError
@@ -183,17 +190,16 @@ def _write_alone(name: str, inputs: Inputs, dest: Path, options: WriterOptions) 
     """A scene format, or a plug-in writer without the streaming steps: it writes from all inputs itself."""
     conv = get_converter(name)
     try:
-        if conv.consumes == "scene":
+        if isinstance(conv, SceneWriter):
             from robokit.export.scenes import load_scene
 
             if not inputs.scene_paths:
                 raise RobokitError(f"{name} writes scenes: give a scene file (YAML/JSON, splat PLY or mesh)")
-            writer: Any = conv
-            result: WriteResult = writer.write_scene(load_scene(inputs.scene_paths, inputs.episodes, options),
-                                                     dest, options)
-            return result
+            return conv.write_scene(load_scene(inputs.scene_paths, inputs.episodes, options), dest, options)
         if not inputs.episodes:
             raise RobokitError(f"{name}: no recordings to convert")
+        if not isinstance(conv, EpisodeWriter):
+            raise RobokitError(f"{name} is no writer of recordings")
         return conv.write(inputs.episodes, dest, options)
     except OSError as exc:  # e.g. a full disk: the writer's staging folder is already gone
         raise ConversionError(f"{name}: {exc.strerror or exc} ({exc.filename or dest})") from exc
@@ -201,7 +207,7 @@ def _write_alone(name: str, inputs: Inputs, dest: Path, options: WriterOptions) 
 
 def _streaming(name: str) -> StreamingConverter | None:
     conv = get_converter(name)
-    return conv if conv.consumes == "episodes" and isinstance(conv, StreamingConverter) else None
+    return conv if kind_of(conv) == "episodes" and isinstance(conv, StreamingConverter) else None
 
 
 Outcome = tuple[WriteResult | RobokitError, float]  # a format's result (or why it failed) and its seconds
@@ -236,9 +242,9 @@ def write_formats(names: Sequence[str], inputs: Inputs, dest: Path, options: Wri
 
 def _write_annotated(names: Sequence[str], inputs: Inputs, dest: Path, options: WriterOptions) -> dict[str, Outcome]:
     """The formats that take completed scenes, written together: their clips are cut once (timed together)."""
-    from robokit.converters.reasoning import ANNOTATED, write_annotated
+    from robokit.converters.reasoning import write_annotated
 
-    writers: Any = [get_converter(n) for n in names if get_converter(n).consumes == ANNOTATED]
+    writers = [w for w in map(get_converter, names) if isinstance(w, AnnotatedSceneWriter)]
     if not writers:
         return {}
     start = time.perf_counter()
@@ -268,13 +274,15 @@ def export(
     log: Log | None = None,
     progress: Progress | None = None,
     verify: bool = True,
+    **option_values: Any,
 ) -> ExportJob:
     """Convert recordings (paths or a manifest) into every format in `formats`, one subfolder each.
 
     `dest` may be a local path or an fsspec URL (written to a local staging folder, uploaded at the
     end). With `workers > 1` (or `executor="ray"`) episodes are encoded in worker processes (Ray tasks)
     and assembled in input order, so the output equals the serial one. `progress` is told about every
-    episode each format assembles. `verify=False` skips chunk CRC checks when reading.
+    episode each format assembles. `verify=False` skips chunk CRC checks when reading. Writer options come as
+    `options` or as keywords (`crf=40`, `fps=15`; the keyword `task` filters episodes, `options={"task": ...}` sets it).
     Options are checked before anything is read (OptionError); the job's
     status is "partial" when some format produced nothing, and ExportError is raised when nothing converted.
     """
@@ -294,7 +302,10 @@ def export(
     for name in formats:
         get_converter(name)
     extra_keys = tuple(o.name for n in formats for o in get_converter(n).extra_options)
-    opts = options if isinstance(options, WriterOptions) else WriterOptions.from_mapping(options or {}, extra_keys)
+    if isinstance(options, WriterOptions) and option_values:
+        raise OptionError("give options as WriterOptions or as keywords, not both")
+    opts = options if isinstance(options, WriterOptions) else \
+        WriterOptions.from_mapping({**(options or {}), **option_values}, extra_keys)
     opts = checked_options(formats, opts)
     if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
         raise OptionError(f"workers {workers!r}: expected an integer from 1 to {MAX_WORKERS}")
@@ -359,7 +370,7 @@ def _attribute(fr: FormatReport, reports: list[ItemReport], note: Log) -> None:
     skipped = dict(fr.skipped)
     held = {f for files in fr.episode_files.values() for f in files}
     shared = [f for f in fr.files if f not in held]
-    consumes = get_converter(fr.name).consumes
+    consumes = kind_of(get_converter(fr.name))
     for rep in reports:
         if rep.status != "converted" or not _feeds(rep.kind, consumes):
             continue
@@ -400,7 +411,7 @@ def _finish(reports: list[ItemReport], formats: dict[str, FormatReport], message
 def unwritten(formats: Mapping[str, FormatReport]) -> dict[str, str]:
     """The requested formats that produced nothing (failed, or no episode from a recording format), and why."""
     return {name: r.reason or "no episode written" for name, r in formats.items()
-            if r.status == "failed" or (r.episodes == 0 and get_converter(name).consumes == "episodes")}
+            if r.status == "failed" or (r.episodes == 0 and kind_of(get_converter(name)) == "episodes")}
 
 
 def _write_atomic(path: Path, text: str) -> None:

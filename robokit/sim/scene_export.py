@@ -22,7 +22,7 @@ from scipy.spatial.transform import Rotation
 from robokit import frames
 from robokit.converters import get_converter
 from robokit.converters.options import WriterOptions
-from robokit.converters.registry import WriteResult
+from robokit.converters.registry import SceneWriter, WriteResult
 from robokit.errors import SimError
 from robokit.samples.bagwriter import intrinsics
 from robokit.scene import GroundPlane, Pose, Scene, SceneCamera, SceneLight, SceneMeta, SceneObject
@@ -123,10 +123,10 @@ def sim_scene(width: int = 640, height: int = 480) -> Scene:
 def export_scene(out_dir: Path, formats: Sequence[str] = SCENE_FORMATS,
                  overwrite: bool = False) -> dict[str, WriteResult]:
     """Write the simulator's scene as `out_dir/<format>/` with the scene writers (MJCF, USD)."""
-    unknown = [f for f in formats if getattr(get_converter(f), "consumes", "") != "scene"]
+    writers = {f: w for f in formats if isinstance(w := get_converter(f), SceneWriter)}
+    unknown = [f for f in formats if f not in writers]
     if unknown:
         raise SimError(f"{', '.join(unknown)}: not a scene format; scene formats: {', '.join(SCENE_FORMATS)}")
     scene = sim_scene()
     options = WriterOptions(overwrite=overwrite)
-    writers: dict[str, Any] = {f: get_converter(f) for f in formats}
     return {name: writer.write_scene(scene, out_dir, options) for name, writer in writers.items()}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Protocol
 
@@ -23,7 +24,11 @@ class ReadOptions:
 
 
 class Reader(Protocol):
-    """One recording format: `sniff` looks at the content, `read` returns lazy episodes."""
+    """One recording format: `sniff` looks at the content, `read` returns lazy episodes.
+
+    Plug-ins register one with `register_reader`, or through the `robokit.readers` entry-point group
+    (`name = "module:attribute"`); both are tried before the built-in readers.
+    """
 
     name: str
     description: str
@@ -55,6 +60,8 @@ def register_reader(reader: Reader) -> None:
 def readers() -> list[Reader]:
     global _loaded
     if not _loaded:
+        for ep in entry_points(group="robokit.readers"):
+            _registered.append(ep.load())
         for spec in _BUILTIN:
             module, attr = spec.split(":")
             _registered.append(getattr(importlib.import_module(module), attr))

@@ -54,9 +54,10 @@ def test_help_shows_every_default(capsys: pytest.CaptureFixture[str], monkeypatc
     monkeypatch.setenv("COLUMNS", "300")
     main(["convert", "--help"])
     out = capsys.readouterr().out
-    for text in ("Output rate, above 0 up to 1000 (default: slowest camera, else state)",
-                 "nearest | linear (default: nearest)", "--codec [av1|h264]",
-                 "(default: all)", "(default: joints/position)", "(default: rayform)", "xyzw | wxyz (default: xyzw)",
+    for text in ("Output rate (a number above 0 up to 1000; default: slowest camera, else state)",
+                 "(one of nearest, linear; default: nearest)", "--codec [av1|h264]",
+                 "(default: all)", "(text; default: joints/position)", "default: rayform)",
+                 "(one of xyzw, wxyz; default: xyzw)",
                  "one per CPU. [default: 0]", "naming the sequence zip (default: from sources)"):
         assert text in out, text
 

@@ -115,6 +115,46 @@ def test_format_options_from_config_and_api_are_checked(sample_bag: Path, tmp_pa
     assert not (tmp_path / "o").exists() and not (tmp_path / "api").exists()
 
 
+@pytest.mark.parametrize(("flag", "key", "value", "message"), [
+    ("--only-jsonl=maybe", "only_jsonl", "maybe", "only_jsonl 'maybe': expected true or false"),
+    ("--quat-order=zyxw", "quat_order", "zyxw", "quat_order 'zyxw': expected one of xyzw, wxyz"),
+])
+def test_a_bad_value_is_refused_on_every_path(sample_bag: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              flag: str, key: str, value: str, message: str) -> None:
+    """The shell, a --config file and the Python API check an option by the same declaration."""
+    from robokit.errors import OptionError
+    from robokit.export import export
+
+    out = tmp_path / "o"
+    code, _, err = _run(capsys, str(sample_bag), "--to", "viam-binary", "--out", str(out), flag)
+    assert code == 2 and message in _error_line(err)
+    cfg = tmp_path / "export.yaml"
+    cfg.write_text(f"training_export:\n  to: [viam-binary]\n  out: {out}\n  {key}: {value}\n")
+    code, _, err = _run(capsys, str(sample_bag), "--config", str(cfg))
+    assert code == 2 and message in _error_line(err)
+    with pytest.raises(OptionError, match=message):
+        export([sample_bag], ["viam-binary"], out, {key: value})
+    with pytest.raises(OptionError, match=message):
+        export([sample_bag], ["viam-binary"], out, **{key: value})
+    assert not out.exists()
+
+
+def test_a_boolean_given_as_text_on_every_path(sample_bag: Path, tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """only_jsonl false (text from a config file or a service) writes the image files, as the flag's absence does."""
+    from robokit.export import export
+
+    cfg = tmp_path / "export.yaml"
+    cfg.write_text(f"training_export:\n  to: [viam-binary]\n  out: {tmp_path / 'c'}\n  only_jsonl: 'false'\n"
+                   "  overwrite: 'false'\n")
+    assert _run(capsys, str(sample_bag), "--config", str(cfg), "--no-cache")[0] == 0
+    assert _run(capsys, str(sample_bag), "--to", "viam-binary", "--out", str(tmp_path / "s"), "--only-jsonl=false",
+                "--no-cache")[0] == 0
+    export([sample_bag], ["viam-binary"], tmp_path / "a", only_jsonl="false", use_cache=False)
+    for out in ("c", "s", "a"):
+        assert (tmp_path / out / "viam-binary" / "data").is_dir(), out
+
+
 class _FullDisk:
     """A file-system double: files opened for writing under `root` accept no byte (ENOSPC), like a full disk."""
 

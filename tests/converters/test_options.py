@@ -104,3 +104,32 @@ def test_checked_options_parse_and_cross_check() -> None:
     with pytest.raises(OptionError, match="even width and height"):
         checked_options(["lerobot"], WriterOptions(image_size=(63, 48)))
     assert checked_options(["mcap"], WriterOptions(image_size=(63, 48))).image_size == (63, 48)
+
+
+def test_writers_receive_typed_values_and_declared_defaults() -> None:
+    from robokit.converters.lerobot.writer import CODEC, CRF, PRESET
+    from robokit.converters.viam.binary import ONLY_JSONL
+    from robokit.scene.options import SceneOptions
+
+    opts = WriterOptions(extra={"crf": "40", "only_jsonl": "off", "collision_from_splat": "yes"})
+    assert opts.value(CRF) == 40 and opts.value(ONLY_JSONL) is False and opts.value(CODEC) == "av1"
+    assert opts.value(PRESET) is None and SceneOptions.from_writer(opts).collision_from_splat is True
+    assert SceneOptions.from_writer(WriterOptions()) == SceneOptions()
+    for extra, name in [({"crf": "x"}, "crf"), ({"only_jsonl": "2"}, "only_jsonl")]:
+        with pytest.raises(OptionError, match=name):
+            WriterOptions(extra=extra).value(CRF if name == "crf" else ONLY_JSONL)
+
+
+def test_common_options_are_declared_once() -> None:
+    """WriterOptions' defaults are its declarations' (the CLI help and checks use the same ones)."""
+    from dataclasses import fields
+
+    from robokit.converters.options import COMMON_OPTIONS
+
+    defaults = {f.name: f.default for f in fields(WriterOptions)}
+    for opt in COMMON_OPTIONS:
+        assert defaults[opt.name] == opt.default, opt.name
+    assert WriterOptions(overwrite="false").overwrite is False  # type: ignore[arg-type]
+    assert WriterOptions(fps="15").fps == 15.0  # type: ignore[arg-type]
+    with pytest.raises(OptionError, match="overwrite 'perhaps': expected true or false"):
+        WriterOptions(overwrite="perhaps")  # type: ignore[arg-type]

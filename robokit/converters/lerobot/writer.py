@@ -53,18 +53,18 @@ from robokit.converters.video import MAX_GOP, VideoConcatenator, VideoEncoder, V
 from robokit.errors import ChannelError, ConversionError, OptionError
 from robokit.timeline import Episode, ImageStream
 
-EXTRA_OPTIONS = (
-    ExtraOption("codec", str, "av1", "Video codec: av1 (libsvtav1) or h264 (libx264).", ("av1", "h264")),
-    ExtraOption("crf", int, 30, "Video quality: constant rate factor (lower is better; h264 up to 51).",
-                low=0, high=63),
-    ExtraOption("gop", int, 2, "Keyframe interval in frames (small: fast random access).", low=1, high=MAX_GOP),
-    ExtraOption("preset", str, None, "Encoder preset: 0 to 13 for av1 (default 12), ultrafast to veryslow for h264 "
-                "(default veryfast)."),
-    ExtraOption("video_file_mb", float, float(VIDEO_FILE_MB), "Roll MP4 files over at this size (MB).",
-                low=0, high=MAX_FILE_MB, above=True),
-    ExtraOption("data_file_mb", float, float(DATA_FILE_MB), "Roll data Parquet files over at this size (MB).",
-                low=0, high=MAX_FILE_MB, above=True),
-)
+CODEC = ExtraOption("codec", str, "av1", "Video codec: av1 (libsvtav1) or h264 (libx264).", ("av1", "h264"))
+CRF = ExtraOption("crf", int, 30, "Video quality: constant rate factor (lower is better; h264 up to 51).",
+                  low=0, high=63)
+GOP = ExtraOption("gop", int, 2, "Keyframe interval in frames (small: fast random access).", low=1, high=MAX_GOP)
+PRESET: ExtraOption[str | None] = ExtraOption(
+    "preset", str, None, "Encoder preset: 0 to 13 for av1 (default 12), ultrafast to veryslow for h264 "
+    "(default veryfast).")
+VIDEO_FILE = ExtraOption("video_file_mb", float, float(VIDEO_FILE_MB), "Roll MP4 files over at this size (MB).",
+                         low=0, high=MAX_FILE_MB, above=True)
+DATA_FILE = ExtraOption("data_file_mb", float, float(DATA_FILE_MB), "Roll data Parquet files over at this size (MB).",
+                        low=0, high=MAX_FILE_MB, above=True)
+EXTRA_OPTIONS = (CODEC, CRF, GOP, PRESET, VIDEO_FILE, DATA_FILE)
 _STATS_SAMPLES = 100  # frames per episode fed to the image statistics
 _GLOBAL_COLUMNS = ("episode_index", "index", "task_index")  # filled in by assembly, in dataset order
 
@@ -198,7 +198,6 @@ class LeRobotWriter:
 
     name = "lerobot"
     description = "LeRobot v3.0 dataset (Parquet + MP4 + meta/)"
-    consumes = "episodes"
     extra_options = EXTRA_OPTIONS
 
     def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:
@@ -214,13 +213,11 @@ class LeRobotWriter:
             raise OptionError(f"image_size {width}x{height}: LeRobot video needs an even width and height")
 
     def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
-        extra = options.extra
         video = _video_settings(options)
         fps, warnings = _integer_fps(episodes, options)
         keys, key_warnings = _agreed_source_keys(episodes, options)
-        return _Plan(replace(options, fps=fps), video, float(extra.get("video_file_mb", VIDEO_FILE_MB)),
-                     float(extra.get("data_file_mb", DATA_FILE_MB)), (*warnings, *key_warnings),
-                     tuple(keys.items()))
+        return _Plan(replace(options, fps=fps), video, options.value(VIDEO_FILE), options.value(DATA_FILE),
+                     (*warnings, *key_warnings), tuple(keys.items()))
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
         """One episode's columns and camera MP4s, the cameras encoded in parallel threads (PyAV releases the GIL)."""
@@ -263,11 +260,9 @@ class LeRobotWriter:
 
 
 def _video_settings(options: WriterOptions) -> VideoSettings:
-    extra = options.extra
-    preset = extra.get("preset")
-    return VideoSettings(codec=str(extra.get("codec", "av1")), crf=int(extra.get("crf", 30)),
-                         gop=int(extra.get("gop", 2)),
-                         preset=int(preset) if isinstance(preset, str) and preset.isdigit() else preset)
+    preset = options.value(PRESET)
+    return VideoSettings(codec=options.value(CODEC), crf=options.value(CRF), gop=options.value(GOP),
+                         preset=int(preset) if preset is not None and preset.isdigit() else preset)
 
 
 def _integer_fps(episodes: Sequence[Episode], options: WriterOptions) -> tuple[float | None, tuple[str, ...]]:

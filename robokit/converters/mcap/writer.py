@@ -28,16 +28,15 @@ from robokit.converters.prepare import base_channel
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.staging import staged_dir
 from robokit.converters.streaming import Encoded, EpisodeContext, accepted, write_streaming
-from robokit.errors import ChannelError, ConversionError, OptionError
+from robokit.errors import ChannelError, ConversionError
 from robokit.timeline import Episode
 
 IMAGE_FORMATS = ("jpeg", "png")
-EXTRA_OPTIONS = (
-    ExtraOption("mcap_encoding", str, "protobuf", "Messages: protobuf (Foxglove schemas) or ros2 (CDR, profile ros2).",
-                ENCODINGS),
-    ExtraOption("mcap_image_format", str, "jpeg", "Raw camera frames are encoded once as jpeg or png (lossless).",
-                IMAGE_FORMATS),
-)
+MCAP_ENCODING = ExtraOption("mcap_encoding", str, "protobuf",
+                            "Messages: protobuf (Foxglove schemas) or ros2 (CDR, profile ros2).", ENCODINGS)
+MCAP_IMAGE_FORMAT = ExtraOption("mcap_image_format", str, "jpeg",
+                                "Raw camera frames are encoded once as jpeg or png (lossless).", IMAGE_FORMATS)
+EXTRA_OPTIONS = (MCAP_ENCODING, MCAP_IMAGE_FORMAT)
 CHUNK_SIZE = 1 << 20
 ATTACHMENT = ("robot.urdf", "application/xml")
 
@@ -51,12 +50,8 @@ class Settings:
 
 
 def settings(options: WriterOptions) -> Settings:
-    """`options.extra` checked against EXTRA_OPTIONS (OptionError naming the allowed values)."""
-    values = {o.name: str(options.extra.get(o.name, o.default)) for o in EXTRA_OPTIONS}
-    for o in EXTRA_OPTIONS:
-        if values[o.name] not in o.choices:
-            raise OptionError(f"{o.name} {values[o.name]!r}: expected one of {', '.join(o.choices)}")
-    return Settings(values["mcap_encoding"], values["mcap_image_format"])
+    """The MCAP options' values (OptionError naming the allowed values)."""
+    return Settings(options.value(MCAP_ENCODING), options.value(MCAP_IMAGE_FORMAT))
 
 
 def _tagged(channel: int, topic: Topic) -> Iterator[tuple[int, int, bytes]]:
@@ -125,7 +120,6 @@ class McapConverter:
 
     name = "mcap"
     description = "MCAP per episode (Foxglove protobuf or ROS 2 CDR): aligned channels, TF, cameras, derived topics"
-    consumes = "episodes"
     extra_options = EXTRA_OPTIONS
 
     def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:

@@ -20,7 +20,7 @@ from typing import Any
 from robokit.converters.options import WriterOptions
 from robokit.converters.reasoning.clips import MAX_CLIP_FPS, ClipResult, write_clip
 from robokit.converters.reasoning.scene import TASK_TYPES, Item, Scene
-from robokit.converters.registry import ExtraOption, WriteResult
+from robokit.converters.registry import AnnotatedSceneWriter, ExtraOption, WriteResult
 from robokit.converters.staging import staged_dir, staging_prefix
 from robokit.errors import ConversionError, OptionError, RobokitError
 from robokit.timeline import Episode
@@ -48,12 +48,13 @@ def _check_tasks(value: str) -> str:
     return value
 
 
-OPTIONS = (
-    ExtraOption("clip_fps", int, None, "Re-encode clips at this rate (default: copy clips at the source rate).",
-                low=1, high=MAX_CLIP_FPS),
-    ExtraOption("training_export_task", str, None, "Annotation task types to export, comma-separated "
-                f"({', '.join(TASK_TYPES)}; default: all).", check=_check_tasks),
-)
+CLIP_FPS: ExtraOption[int | None] = ExtraOption(
+    "clip_fps", int, None, "Re-encode clips at this rate (default: copy clips at the source rate).",
+    low=1, high=MAX_CLIP_FPS)
+TRAINING_EXPORT_TASK: ExtraOption[str | None] = ExtraOption(
+    "training_export_task", str, None, f"Annotation task types to export, comma-separated ({', '.join(TASK_TYPES)}; "
+    "default: all).", check=_check_tasks)
+OPTIONS = (CLIP_FPS, TRAINING_EXPORT_TASK)
 
 
 @dataclass
@@ -72,8 +73,8 @@ class Package:
 
 def build(scenes: Sequence[Scene], work: Path, options: WriterOptions) -> Package:
     """Entries and clips of every scene's items (kept task types only); clips shared by items are cut once."""
-    tasks = task_filter(options.extra.get("training_export_task"))
-    fps = options.extra.get("clip_fps")
+    tasks = task_filter(options.value(TRAINING_EXPORT_TASK))
+    fps = options.value(CLIP_FPS)
     pkg = Package(work)
     (work / CLIPS).mkdir(parents=True, exist_ok=True)
     names: set[str] = set()
@@ -145,7 +146,6 @@ class ReasoningWriter:
 
     name = ""
     description = ""
-    consumes = ANNOTATED
     extra_options = OPTIONS
     clip_files = False  # whether clips are files of the format folder (else they are inside an archive)
 
@@ -239,7 +239,7 @@ def _link(src: Path, dst: Path) -> None:
         shutil.copyfile(src, dst)
 
 
-def write_annotated(writers: Sequence[ReasoningWriter], scenes: Sequence[Scene], dest: Path,
+def write_annotated(writers: Sequence[AnnotatedSceneWriter], scenes: Sequence[Scene], dest: Path,
                     options: WriterOptions) -> dict[str, WriteResult | RobokitError]:
     """Cut every clip once, then let each format package them into `<dest>/<format>/` (staged, then renamed)."""
     if not scenes:

@@ -22,10 +22,11 @@ import numpy as np
 from robokit.converters.actions import ActionMeaning, meaning_of
 from robokit.converters.episodes import trace
 from robokit.converters.images import (
+    IMAGE_FORMAT,
     IMAGE_OPTIONS,
+    JPEG_QUALITY,
     ImageSpec,
     camera_specs,
-    image_format,
 )
 from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import PreparedEpisode
@@ -51,18 +52,15 @@ from robokit.converters.vectors import pose_key, pose_names, pose_vectors
 from robokit.errors import OptionError
 from robokit.timeline import Episode
 
-EXTRA_OPTIONS = (
-    ExtraOption("dataset_name", str, "robokit", "Dataset name (snake_case for RLDS): DIR/rlds/<name>/<version>/.",
-                check=dataset_name),
-    ExtraOption("rlds_version", str, "1.0.0", "RLDS dataset version (X.Y.Z).", check=version),
-    ExtraOption("rlds_shard_mb", float, 256.0, "Target TFRecord shard size in MB (at most 1024).",
-                low=0, high=1024, above=True),
-    ExtraOption("split", float, 0.0, "Fraction of episodes written to an RLDS `val` split (0: the recorded split, e.g. "
-                "robomimic `mask/valid`, else train only; below 1).",
-                low=0, high=1, check=lambda ratio: split_ratio(ratio)),
-    *IMAGE_OPTIONS,
-)
-_DEFAULTS = {o.name: o.default for o in EXTRA_OPTIONS}
+DATASET_NAME = ExtraOption("dataset_name", str, "robokit",
+                           "Dataset name (snake_case for RLDS): DIR/rlds/<name>/<version>/.", check=dataset_name)
+RLDS_VERSION = ExtraOption("rlds_version", str, "1.0.0", "RLDS dataset version (X.Y.Z).", check=version)
+RLDS_SHARD_MB = ExtraOption("rlds_shard_mb", float, 256.0, "Target TFRecord shard size in MB (at most 1024).",
+                            low=0, high=1024, above=True)
+SPLIT = ExtraOption("split", float, 0.0, "Fraction of episodes written to an RLDS `val` split (0: the recorded split, "
+                    "e.g. robomimic `mask/valid`, else train only; below 1).",
+                    low=0, high=1, check=lambda ratio: split_ratio(ratio))
+EXTRA_OPTIONS = (DATASET_NAME, RLDS_VERSION, RLDS_SHARD_MB, SPLIT, *IMAGE_OPTIONS)
 
 NO_ACTION = "No action: the source recorded none and none was asked for (--action)."
 
@@ -101,10 +99,8 @@ class _Settings:
 
     @classmethod
     def from_options(cls, options: WriterOptions) -> _Settings:
-        extra = {**_DEFAULTS, **options.extra}
-        return cls(dataset_name(extra["dataset_name"]), version(extra["rlds_version"]),
-                   shard_bytes(extra["rlds_shard_mb"], "rlds_shard_mb", 0.0, 1024.0), float(extra["split"]),
-                   image_format(extra["image_format"]), int(extra["jpeg_quality"]))
+        return cls(options.value(DATASET_NAME), options.value(RLDS_VERSION), shard_bytes(options.value(RLDS_SHARD_MB)),
+                   options.value(SPLIT), options.value(IMAGE_FORMAT), options.value(JPEG_QUALITY))
 
 
 @dataclass(frozen=True)
@@ -222,7 +218,6 @@ class RldsWriter:
 
     name = "rlds"
     description = "RLDS episodes in a TFDS prepared directory (TFRecord shards, no TensorFlow needed)"
-    consumes = "episodes"
     extra_options = EXTRA_OPTIONS
 
     def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:

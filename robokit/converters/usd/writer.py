@@ -11,16 +11,15 @@ from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.scene_base import SceneConverter
 from robokit.converters.staging import staged_dir
 from robokit.converters.usd import stage as build
-from robokit.errors import OptionError
 from robokit.scene.model import Scene
 from robokit.scene.options import SCENE_OPTIONS, SceneOptions
 from robokit.scene.prepare import PreparedScene, prepare_scene
 
 USD_FORMATS = ("usda", "usdc", "usdz")
 LARGE_SPLAT_COUNT = 500_000
-EXTRA_OPTIONS = (*SCENE_OPTIONS,
-                 ExtraOption("usd_format", str, "usda", "USD file: usda (text), usdc (binary) or usdz (package).",
-                             USD_FORMATS))
+USD_FORMAT = ExtraOption("usd_format", str, "usda", "USD file: usda (text), usdc (binary) or usdz (package).",
+                         USD_FORMATS)
+EXTRA_OPTIONS = (*SCENE_OPTIONS, USD_FORMAT)
 
 
 class UsdWriter(SceneConverter):
@@ -32,9 +31,7 @@ class UsdWriter(SceneConverter):
     target_convention = build.CONVENTION
 
     def write_scene(self, scene: Scene, out_dir: Path, options: WriterOptions) -> WriteResult:
-        fmt = str(options.extra.get("usd_format", "usda"))
-        if fmt not in USD_FORMATS:
-            raise OptionError(f"usd_format {fmt!r}: expected one of {', '.join(USD_FORMATS)}")
+        fmt = options.value(USD_FORMAT)
         prepared = prepare_scene(scene, SceneOptions.from_writer(options), exact_meshes=True)
         result = self.start_result(prepared, options)
         if fmt == "usda" and sum(len(s) for s in scene.splats) > LARGE_SPLAT_COUNT:

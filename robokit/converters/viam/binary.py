@@ -74,7 +74,6 @@ class ViamBinaryWriter:
 
     name = "viam-binary"
     description = "Viam binary dataset (dataset.jsonl + data/ image files, as `viam dataset export` writes)"
-    consumes = "episodes"
     extra_options = (ONLY_JSONL, DATASET_ID, PART_ID, IMAGE_FORMAT)
     names_out_dir = True  # image_path starts with --out: the export cache keys it by the destination
 
@@ -90,7 +89,7 @@ class ViamBinaryWriter:
     def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
         ids = export_ids(episodes, options)
         check_cameras(episodes, options)
-        return _Plan(options, ids, not bool(options.extra.get("only_jsonl", False)))
+        return _Plan(options, ids, not options.value(ONLY_JSONL))
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
         """The episode's image records (bytes included unless only the JSON lines are wanted), tags and trace."""

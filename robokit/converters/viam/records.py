@@ -20,7 +20,6 @@ from robokit.converters.images import (
     camera_key,
     encoded_frames,
     first_frame,
-    image_format,
     image_spec,
     recorded_format,
 )
@@ -40,9 +39,10 @@ def dataset_id(value: object) -> str:
     return value
 
 
-DATASET_ID = ExtraOption("dataset_id", str, None, "Viam dataset ID, naming the sequence zip (default: from sources).",
-                         check=dataset_id)
-PART_ID = ExtraOption("part_id", str, None, "Machine part ID stored with every image and reading (default: derived).")
+DATASET_ID: ExtraOption[str | None] = ExtraOption(
+    "dataset_id", str, None, "Viam dataset ID, naming the sequence zip (default: from sources).", check=dataset_id)
+PART_ID: ExtraOption[str | None] = ExtraOption(
+    "part_id", str, None, "Machine part ID stored with every image and reading (default: derived).")
 IMAGE_FORMAT = ExtraOption("image_format", str, "auto",
                            "Image files: auto keeps the recorded JPEG/PNG (bytes untouched unless resized; raw "
                            "frames → PNG), or jpeg | png.",
@@ -60,12 +60,10 @@ class Ids:
 
 def export_ids(episodes: Sequence[Episode], options: WriterOptions) -> Ids:
     """IDs from the options, else derived from the sources so re-exports of the same data match."""
-    given = options.extra.get("dataset_id")
-    if given is not None:
-        dataset_id(given)
+    given = options.value(DATASET_ID)
     sources = "\n".join(f"{e.meta.source_uri}#{e.meta.source_version}#{e.id}" for e in episodes)
     dataset = given or hashlib.sha1(sources.encode()).hexdigest()[:24]  # the shape of a Viam ID
-    part = str(options.extra.get("part_id") or uuid.uuid5(uuid.NAMESPACE_URL, f"robokit:{dataset}"))
+    part = str(options.value(PART_ID) or uuid.uuid5(uuid.NAMESPACE_URL, f"robokit:{dataset}"))
     sequences: list[str] = []
     for e in episodes:
         sid, n = slug(e.id), 2
@@ -137,7 +135,7 @@ def selected_cameras(episode: Episode, options: WriterOptions, warnings: list[st
 def image_records(episode: Episode, options: WriterOptions, warnings: list[str], with_data: bool = True
                   ) -> Iterator[ImageRecord]:
     """Every frame of every selected camera, camera by camera, one frame decoded or read at a time."""
-    requested = image_format(options.extra.get("image_format", "auto"))
+    requested = options.value(IMAGE_FORMAT)
     selected = selected_cameras(episode, options, warnings)
     detections = _detections(episode, selected, warnings)
     for cam in selected:

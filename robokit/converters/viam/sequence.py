@@ -40,7 +40,6 @@ from robokit.converters.viam.records import (
     labels,
     trace,
 )
-from robokit.errors import OptionError
 from robokit.timeline import Episode, EventStream, ImageStream, NumericStream, PoseStream, Stream
 from robokit.timeline.detections import is_detection_channel
 from robokit.viam.layout import (
@@ -135,7 +134,6 @@ class ViamSequenceWriter:
 
     name = "viam-sequence"
     description = "Viam sequence dataset (<dataset-id>.zip of binary/tabular/sequences Parquet + binary_data/)"
-    consumes = "episodes"
     extra_options = (ONLY_PARQUET, DATASET_ID, PART_ID, IMAGE_FORMAT, TIME_UNIT)
 
     def check(self, format_dir: Path) -> list[str]:
@@ -148,12 +146,10 @@ class ViamSequenceWriter:
         return write_streaming(self, episodes, out_dir, options)
 
     def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
-        unit = str(options.extra.get("time_unit", "us"))
-        if unit not in TIME_UNITS:
-            raise OptionError(f"time_unit {unit!r}: expected one of {', '.join(TIME_UNITS)}")
+        unit = options.value(TIME_UNIT)
         ids = export_ids(episodes, options)
         check_cameras(episodes, options)
-        return _Plan(options, ids, unit, schemas(unit), not bool(options.extra.get("only_parquet", False)))
+        return _Plan(options, ids, unit, schemas(unit), not options.value(ONLY_PARQUET))
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
         """The episode's rows of the three tables and its image files (unless only the tables are wanted)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +19,11 @@ import numpy as np
 from robokit.converters.actions import meaning_of_channel
 from robokit.converters.episodes import trace
 from robokit.converters.images import (
+    IMAGE_FORMAT,
     IMAGE_OPTIONS,
+    JPEG_QUALITY,
     ImageSpec,
     camera_specs,
-    image_format,
 )
 from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import PreparedEpisode
@@ -46,19 +47,16 @@ from robokit.converters.webdataset.layout import (
     shard_prefix,
     write_member,
 )
-from robokit.errors import OptionError
 from robokit.timeline import Episode
 
 SAMPLE_LAYOUTS = ("step", "episode")
-EXTRA_OPTIONS = (
-    ExtraOption("dataset_name", str, "robokit", "Dataset name: shards are DIR/webdataset/<name>-NNNNNN.tar.",
-                check=shard_prefix),
-    ExtraOption("wds_shard_mb", float, 512.0, "Target WebDataset shard size in MB, tar headers counted.",
-                low=256, high=1024),
-    ExtraOption("wds_samples", str, "step", "WebDataset samples: one per step, or one per episode.", SAMPLE_LAYOUTS),
-    *IMAGE_OPTIONS,
-)
-_DEFAULTS = {o.name: o.default for o in EXTRA_OPTIONS}
+DATASET_NAME = ExtraOption("dataset_name", str, "robokit", "Dataset name: shards are DIR/webdataset/<name>-NNNNNN.tar.",
+                           check=shard_prefix)
+WDS_SHARD_MB = ExtraOption("wds_shard_mb", float, 512.0, "Target WebDataset shard size in MB, tar headers counted.",
+                           low=256, high=1024)
+WDS_SAMPLES = ExtraOption("wds_samples", str, "step", "WebDataset samples: one per step, or one per episode.",
+                          SAMPLE_LAYOUTS)
+EXTRA_OPTIONS = (DATASET_NAME, WDS_SHARD_MB, WDS_SAMPLES, *IMAGE_OPTIONS)
 Member = tuple[str, bytes]
 
 
@@ -170,24 +168,20 @@ class WebDatasetWriter:
 
     name = "webdataset"
     description = "WebDataset tar shards (one sample per step or per episode) with a wids index"
-    consumes = "episodes"
-    extra_options = EXTRA_OPTIONS
 
     def __init__(self, shard_mb_range: tuple[float, float] = (256.0, 1024.0)) -> None:
-        self.shard_mb_range = shard_mb_range
+        self.shard_mb = replace(WDS_SHARD_MB, low=shard_mb_range[0], high=shard_mb_range[1])
+        self.extra_options: tuple[ExtraOption[Any], ...] = tuple(
+            self.shard_mb if o is WDS_SHARD_MB else o for o in EXTRA_OPTIONS)
 
     def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:
         return write_streaming(self, episodes, out_dir, options)
 
     def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
-        extra = {**_DEFAULTS, **options.extra}
-        target = shard_bytes(extra["wds_shard_mb"], "wds_shard_mb", *self.shard_mb_range)
-        layout = extra["wds_samples"]
-        if layout not in SAMPLE_LAYOUTS:
-            raise OptionError(f"wds_samples {layout!r}: expected one of {', '.join(SAMPLE_LAYOUTS)}")
         taken: set[str] = set()
-        return _Plan(options, shard_prefix(extra["dataset_name"]), target, layout, image_format(extra["image_format"]),
-                     int(extra["jpeg_quality"]), tuple(episode_key(ep.id, taken) for ep in episodes))
+        return _Plan(options, options.value(DATASET_NAME), shard_bytes(options.value(self.shard_mb)),
+                     options.value(WDS_SAMPLES), options.value(IMAGE_FORMAT), options.value(JPEG_QUALITY),
+                     tuple(episode_key(ep.id, taken) for ep in episodes))
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
         """One episode's samples (members as (name, bytes)), their tar size, fps and `keys` description."""

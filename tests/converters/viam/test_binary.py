@@ -99,6 +99,17 @@ def test_only_jsonl_and_options(tmp_path: Path, annotated: Episode) -> None:
         get_converter("viam-binary").write([ep], tmp_path / "x", WriterOptions(extra={"dataset_id": "a/b"}))
 
 
+def test_only_jsonl_given_as_text(tmp_path: Path, annotated: Episode) -> None:
+    """The text "false" (a config file, a service) keeps the image files; it once counted as true."""
+    writer = get_converter("viam-binary")
+    written = writer.write([annotated], tmp_path / "f", WriterOptions(extra={"only_jsonl": "false"}))
+    assert (tmp_path / "f" / "viam-binary" / "data").is_dir() and len(written.files) > 1
+    only = writer.write([annotated], tmp_path / "t", WriterOptions(extra={"only_jsonl": "true"}))
+    assert only.files == ["dataset.jsonl"]
+    with pytest.raises(OptionError, match="only_jsonl 'maybe': expected true or false"):
+        writer.write([annotated], tmp_path / "m", WriterOptions(extra={"only_jsonl": "maybe"}))
+
+
 def test_camera_selection_resize_and_overwrite(tmp_path: Path, sample_bag: Path) -> None:
     (src,) = robokit.open(sample_bag)
     conv = get_converter("viam-binary")

@@ -104,7 +104,7 @@ def test_episode_samples(wds_episodes: Path, sample_dir: Path) -> None:
 
 
 def test_shard_size_option_is_bounded(make_episode: MakeEpisode, tmp_path: Path) -> None:
-    with pytest.raises(OptionError, match="256 to 1024 MB"):
+    with pytest.raises(OptionError, match="wds_shard_mb 64: expected a number from 256 to 1024"):
         get_converter("webdataset").write([make_episode()], tmp_path, WriterOptions(extra={"wds_shard_mb": 64}))
     with pytest.raises(OptionError, match="wds_samples"):
         SMALL.write([make_episode()], tmp_path, WriterOptions(extra={"wds_samples": "frame"}))
