@@ -24,7 +24,7 @@ from robokit.converters import get_converter
 from robokit.converters.options import WriterOptions
 from robokit.converters.registry import WriteResult
 from robokit.errors import SimError
-from robokit.samples.bagwriter import intrinsics
+from robokit.ros.bagwriter import intrinsics
 from robokit.scene import GroundPlane, Pose, Scene, SceneCamera, SceneLight, SceneMeta, SceneObject
 from robokit.sim.arm import compile_model
 from robokit.sim.scene import scene_xml

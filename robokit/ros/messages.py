@@ -11,10 +11,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from robokit.ros.detections import annotation_boxes, annotation_stamp, detection2d_boxes
+from robokit.ros.fields import as_bytes, first_attr, frame_id, header_stamp, quat, time_ns, vec3
+from robokit.ros.pixels import probe
 from robokit.sources import naming
-from robokit.sources.detections import annotation_boxes, annotation_stamp, detection2d_boxes
-from robokit.sources.fields import as_bytes, first_attr, frame_id, header_stamp, quat, time_ns, vec3
-from robokit.sources.pixels import probe
 from robokit.timeline import (
     CameraInfo,
     EventStream,
@@ -582,7 +582,7 @@ BUILDERS: dict[str, type[TopicBuilder]] = {
 
 def builder_for(topic: str, msgtype: str) -> TopicBuilder | None:
     """A builder for the topic's (normalised) type, None when the type is not mapped."""
-    from robokit.sources.plain import PLAIN_BUILDERS  # imports this module: looked up at call time
+    from robokit.ros.plain import PLAIN_BUILDERS  # imports this module: looked up at call time
 
     cls = BUILDERS.get(msgtype) or PLAIN_BUILDERS.get(msgtype)
     return cls(topic, msgtype) if cls else None

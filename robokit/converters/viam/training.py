@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from robokit.converters.viam.layout import BINARY_TABLE, SEQUENCES_TABLE, TABULAR_TABLE
 from robokit.errors import OptionError, SourceError
 from robokit.timeline import Episode
-from robokit.viam.layout import BINARY_TABLE, SEQUENCES_TABLE, TABULAR_TABLE
 
 DATASET_FILE = "dataset_file"
 OUTPUT_DIR = "model_output_directory"
@@ -56,7 +56,11 @@ def parse_args(argv: Sequence[str]) -> dict[str, str]:
 def load_training_args(argv: Sequence[str] | None = None) -> TrainingData:
     """Parse a training job's arguments (default: `sys.argv[1:]`) and load its dataset; OptionError when they
     name neither a binary nor a sequence dataset, SourceError when a file is missing or unreadable."""
-    from robokit.sources.viam import SequenceExport, read_binary, read_sequence  # robokit.viam is imported by it
+    from robokit.converters.viam.reader import (  # robokit.viam is imported by it
+        SequenceExport,
+        read_binary,
+        read_sequence,
+    )
 
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if OUTPUT_DIR not in args:

@@ -20,15 +20,15 @@ from rosbags.rosbag1 import Reader as Reader1
 from rosbags.rosbag1.reader import Header, RecordType, read_bytes, read_uint32
 from rosbags.rosbag2 import Reader as Reader2
 
+from robokit.converters.rosbag import ros1scan
 from robokit.digest import source_digest
 from robokit.errors import SourceError
-from robokit.sources import ros1scan
-from robokit.sources.bagdir import METADATA, Decompress, check_bag_counts, read_bag_dir
-from robokit.sources.collect import Collector, Decode, Loaded
+from robokit.ros.bagdir import METADATA, Decompress, check_bag_counts, read_bag_dir
+from robokit.ros.collect import Collector, Decode, Loaded
+from robokit.ros.pixels import image_frame
+from robokit.ros.ros_types import ros_decoder
 from robokit.sources.framesource import TopicFrames
-from robokit.sources.pixels import image_frame
 from robokit.sources.registry import ReadOptions
-from robokit.sources.ros_types import ros_decoder
 from robokit.sources.sniff import is_rosbag1, is_sqlite
 from robokit.timeline import Episode, EpisodeMeta, Frame, FrameSource
 

@@ -11,7 +11,7 @@ import yaml
 import zstandard
 
 from robokit.errors import SourceError
-from robokit.sources.collect import Collector
+from robokit.ros.collect import Collector
 from robokit.sources.sniff import is_mcap, is_sqlite
 
 METADATA = "metadata.yaml"

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from robokit.sources import fields
+from robokit.ros import fields
 
 
 @pytest.mark.parametrize(

@@ -17,10 +17,10 @@ from PIL import Image
 import robokit
 from robokit.converters import get_converter
 from robokit.converters.options import WriterOptions
+from robokit.converters.viam.reader import VIAM_READER
+from robokit.converters.viam.training import load_training_args
 from robokit.errors import OptionError, SourceError
-from robokit.sources.viam import VIAM_READER
 from robokit.timeline import ArrayFrameSource, Episode, EpisodeMeta, EventStream, Frame, ImageStream, NumericStream
-from robokit.viam import load_training_args
 
 T0 = 1_767_225_600_000_000_000
 MS = 1_000_000

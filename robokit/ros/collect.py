@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from robokit.ros.fields import UnsupportedMessage, normalize_type
+from robokit.ros.messages import CameraInfoBuilder, ImageBuilder, TopicBuilder, builder_for
 from robokit.sources import naming
-from robokit.sources.fields import UnsupportedMessage, normalize_type
-from robokit.sources.messages import CameraInfoBuilder, ImageBuilder, TopicBuilder, builder_for
 from robokit.timeline import CameraInfo, FrameSource, ImageStream, Loss, SkippedTopic, Stream
 from robokit.timeline.episode import LoadedWithLosses
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from robokit.sources.fields import first_attr
+from robokit.ros.fields import first_attr
 from robokit.timeline.detections import Box
 
 LINE_LOOP = 2  # foxglove.PointsAnnotation.Type

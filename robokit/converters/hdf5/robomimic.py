@@ -17,9 +17,7 @@ from typing import Any
 import h5py
 import numpy as np
 
-from robokit.digest import source_digest
-from robokit.errors import SourceError
-from robokit.sources.hdf5.common import (
+from robokit.converters.hdf5.common import (
     Steps,
     camera,
     camera_channel,
@@ -33,6 +31,8 @@ from robokit.sources.hdf5.common import (
     read_array,
     unusable,
 )
+from robokit.digest import source_digest
+from robokit.errors import SourceError
 from robokit.sources.naming import lookup
 from robokit.timeline import Episode, EpisodeMeta, Loss, PoseStream, SkippedTopic, Stream, StreamOrigin
 from robokit.timeline.episode import LoadedWithLosses

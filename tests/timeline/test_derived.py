@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from robokit.derived import derive
 from robokit.errors import ChannelError
 from robokit.timeline import Episode, EpisodeMeta, ImageStream, NumericStream, PoseStream, StreamOrigin
+from robokit.timeline.derived import derive
 
 S = 1_000_000_000
 T0 = 1_700_000_000 * S

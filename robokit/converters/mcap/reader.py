@@ -23,13 +23,13 @@ from mcap_protobuf.decoder import DecoderFactory as ProtobufDecoderFactory
 
 from robokit.digest import source_digest
 from robokit.errors import SourceError
-from robokit.sources.bagdir import BagDir, Decompress, check_bag_counts, read_bag_dir
-from robokit.sources.collect import Collector, Decode, Loaded
-from robokit.sources.fields import normalize_type, wrap_json
+from robokit.ros.bagdir import BagDir, Decompress, check_bag_counts, read_bag_dir
+from robokit.ros.collect import Collector, Decode, Loaded
+from robokit.ros.fields import normalize_type, wrap_json
+from robokit.ros.pixels import image_frame
+from robokit.ros.ros_types import ros_decoder
 from robokit.sources.framesource import TopicFrames
-from robokit.sources.pixels import image_frame
 from robokit.sources.registry import ReadOptions
-from robokit.sources.ros_types import ros_decoder
 from robokit.sources.sniff import MCAP_MAGIC, is_mcap
 from robokit.timeline import Episode, EpisodeMeta, Frame, FrameSource
 

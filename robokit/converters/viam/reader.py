@@ -28,10 +28,25 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from robokit.converters.viam.layout import (
+    BINARY_TABLE,
+    DATA_DIR,
+    JSONL,
+    ROBOKIT_KEY,
+    SEQUENCES_TABLE,
+    TABLES,
+    TABULAR_TABLE,
+    camera_channel,
+    check_member,
+    export_file,
+    ns_per,
+    parse_time,
+    reading_channel,
+)
 from robokit.digest import source_digest
 from robokit.errors import SourceError
-from robokit.sources.fields import UnsupportedMessage
-from robokit.sources.pixels import COMPRESSED_TYPES, encoded_bytes, probe
+from robokit.ros.fields import UnsupportedMessage
+from robokit.ros.pixels import COMPRESSED_TYPES, encoded_bytes, probe
 from robokit.sources.registry import ReadOptions
 from robokit.timeline import (
     Episode,
@@ -47,21 +62,6 @@ from robokit.timeline import (
 )
 from robokit.timeline.detections import Box, detection_channel, encode_boxes
 from robokit.timeline.streams import sort_timestamps
-from robokit.viam.layout import (
-    BINARY_TABLE,
-    DATA_DIR,
-    JSONL,
-    ROBOKIT_KEY,
-    SEQUENCES_TABLE,
-    TABLES,
-    TABULAR_TABLE,
-    camera_channel,
-    check_member,
-    export_file,
-    ns_per,
-    parse_time,
-    reading_channel,
-)
 
 Loaded = tuple[dict[str, Stream], list[SkippedTopic], list[str]]
 Location = Path | str  # a file on disk, or a member of the export's zip

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from robokit.sources import messages
-from robokit.sources.fields import wrap_json
+from robokit.ros import messages
+from robokit.ros.fields import wrap_json
 
 
 def test_clock_choice() -> None:

@@ -18,9 +18,9 @@ from PIL import Image
 
 import robokit
 from robokit.cli import main
+from robokit.converters.hdf5.aloha import JOINT_NAMES
+from robokit.converters.hdf5.reader import HDF5_READER
 from robokit.errors import OptionError, SourceError
-from robokit.sources.hdf5 import HDF5_READER
-from robokit.sources.hdf5.aloha import JOINT_NAMES
 from robokit.timeline import ImageStream, NumericStream, PoseStream
 
 H, W = 6, 8

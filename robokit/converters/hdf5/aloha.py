@@ -15,8 +15,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from robokit.digest import source_digest
-from robokit.sources.hdf5.common import (
+from robokit.converters.hdf5.common import (
     Steps,
     camera,
     camera_channel,
@@ -27,6 +26,7 @@ from robokit.sources.hdf5.common import (
     opened,
     unusable,
 )
+from robokit.digest import source_digest
 from robokit.sources.naming import lookup
 from robokit.timeline import Episode, EpisodeMeta, Loss, SkippedTopic, Stream
 from robokit.timeline.episode import LoadedWithLosses

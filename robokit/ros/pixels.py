@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from robokit.sources.fields import UnsupportedMessage, as_bytes
+from robokit.ros.fields import UnsupportedMessage, as_bytes
 from robokit.timeline import Frame
 
 # encoding → (dtype, channels, encoding of the decoded frame)

@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from robokit.sources.fields import UnsupportedMessage
-from robokit.sources.pixels import encoded_bytes, image_frame, raw_pixels
+from robokit.ros.fields import UnsupportedMessage
+from robokit.ros.pixels import encoded_bytes, image_frame, raw_pixels
 
 
 def raw_msg(pixels: np.ndarray, encoding: str, pad: int = 0, big: bool = False) -> NS:

@@ -14,9 +14,9 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from robokit.converters.hdf5.common import Steps, camera, camera_channel, grid, grid_warning, numeric, opened, unusable
 from robokit.digest import source_digest
 from robokit.errors import OptionError, SourceError
-from robokit.sources.hdf5.common import Steps, camera, camera_channel, grid, grid_warning, numeric, opened, unusable
 from robokit.timeline import Episode, EpisodeMeta, Loss, Stream
 from robokit.timeline.episode import LoadedWithLosses
 

@@ -247,7 +247,7 @@ def scenario(m: RosMsgs, tf_type: str = "tf2_msgs/msg/TFMessage") -> list[Record
 
 
 def plain_messages(m: RosMsgs, add: Any) -> None:
-    """Two messages each of the plain types robokit/sources/plain.py maps."""
+    """Two messages each of the plain types robokit/ros/plain.py maps."""
     f64 = np.float64
     for i in range(2):
         t = T0 + i * 10 * MS

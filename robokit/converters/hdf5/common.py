@@ -14,8 +14,8 @@ import h5py
 import numpy as np
 
 from robokit.converters.images import frame_layout
+from robokit.converters.rlds.reader import encoded_frame
 from robokit.errors import SourceError
-from robokit.sources.rlds import encoded_frame
 from robokit.timeline import Frame, ImageStream, Loss, NumericStream, StreamOrigin
 
 # hdf5plugin registers the Blosc/LZ4/Zstd/Bitshuffle filters so compressed datasets open; it is a dependency,

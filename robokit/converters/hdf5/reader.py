@@ -12,9 +12,9 @@ from __future__ import annotations
 from functools import partial
 from pathlib import Path
 
+from robokit.converters.hdf5 import aloha, mapped, robomimic
+from robokit.converters.hdf5.common import hdf5_files, is_hdf5, opened, unknown_layout
 from robokit.errors import SourceError
-from robokit.sources.hdf5 import aloha, mapped, robomimic
-from robokit.sources.hdf5.common import hdf5_files, is_hdf5, opened, unknown_layout
 from robokit.sources.registry import ReadOptions
 from robokit.timeline import Episode
 from robokit.timeline.episode import LoadedWithLosses

@@ -108,7 +108,7 @@ def test_image_features_are_cameras_whatever_their_key(tmp_path: Path) -> None:
     from PIL import Image
 
     root = tmp_path / "apple"
-    shutil.copytree(Path(__file__).parents[1] / "realdata" / "lerobot" / "reachy2_apple_storage_v30", root)
+    shutil.copytree(Path(__file__).parents[2] / "realdata" / "lerobot" / "reachy2_apple_storage_v30", root)
     data = root / "data" / "chunk-000" / "file-000.parquet"
     table = pq.read_table(data)
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from robokit.ros.fields import header_stamp, vec3
+from robokit.ros.messages import JointStateBuilder, TopicBuilder, _Rows
 from robokit.sources import naming
-from robokit.sources.fields import header_stamp, vec3
-from robokit.sources.messages import JointStateBuilder, TopicBuilder, _Rows
 from robokit.timeline import Stream
 
 _INTEGERS = ("Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64")
