@@ -6,9 +6,9 @@ from dataclasses import dataclass
 
 from robokit.converters.options import WriterOptions
 from robokit.converters.registry import ExtraOption
+from robokit.converters.scene.model import COLLISION_MODES
 from robokit.errors import OptionError
 from robokit.frames import CONVENTIONS
-from robokit.scene.model import COLLISION_MODES
 
 SCENE_OPTIONS = (
     ExtraOption("collision", str, "convex-decomposition",

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import trimesh
 
+from robokit.converters.scene import Pose, Scene, SceneObject, SceneOptions, prepare_scene
+from robokit.converters.scene import collision as col
+from robokit.converters.scene.sample import BIN_SIZE, BIN_WALL, open_box
 from robokit.errors import ConversionError
-from robokit.scene import Pose, Scene, SceneObject, SceneOptions, prepare_scene
-from robokit.scene import collision as col
-from robokit.scene.sample import BIN_SIZE, BIN_WALL, open_box
 
 
 def test_hull_of_a_flat_mesh_is_thickened() -> None:

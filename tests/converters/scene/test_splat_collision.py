@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from robokit.converters.options import WriterOptions
-from robokit.scene import GroundPlane, Scene, SceneOptions, load_scene, prepare_scene
-from robokit.scene.sample import CRATE
-from robokit.scene.splat_collision import splat_collision
+from robokit.converters.scene import GroundPlane, Scene, SceneOptions, load_scene, prepare_scene
+from robokit.converters.scene.sample import CRATE
+from robokit.converters.scene.splat_collision import splat_collision
 
 
 def test_builds_a_solid_for_the_uncovered_crate_only(scene_file: Path) -> None:

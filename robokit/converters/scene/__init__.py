@@ -1,7 +1,7 @@
 """Scenes for simulators: Gaussian splats, meshes with collision shapes, cameras, lights, a ground plane."""
 
-from robokit.scene.load import is_scene_file, is_splat_file, load_scene
-from robokit.scene.model import (
+from robokit.converters.scene.load import is_scene_file, is_splat_file, load_scene
+from robokit.converters.scene.model import (
     COLLISION_MODES,
     GroundPlane,
     Pose,
@@ -12,10 +12,10 @@ from robokit.scene.model import (
     SceneObject,
     SplatSet,
 )
-from robokit.scene.options import SCENE_OPTIONS, SceneOptions
-from robokit.scene.ply import read_splat_ply, write_splat_ply
-from robokit.scene.prepare import PreparedObject, PreparedScene, prepare_scene
-from robokit.scene.sample import write_sample_scene
+from robokit.converters.scene.options import SCENE_OPTIONS, SceneOptions
+from robokit.converters.scene.ply import read_splat_ply, write_splat_ply
+from robokit.converters.scene.prepare import PreparedObject, PreparedScene, prepare_scene
+from robokit.converters.scene.sample import write_sample_scene
 
 __all__ = [
     "COLLISION_MODES",

@@ -13,9 +13,9 @@ import trimesh
 import yaml
 from scipy.spatial.transform import Rotation
 
+from robokit.converters.scene.model import SplatSet
+from robokit.converters.scene.ply import SH_C0, write_splat_ply
 from robokit.errors import RobokitError
-from robokit.scene.model import SplatSet
-from robokit.scene.ply import SH_C0, write_splat_ply
 
 TABLE_HEIGHT = 0.75
 BIN_SIZE = (0.3, 0.2, 0.12)  # outer x, y, height (m)

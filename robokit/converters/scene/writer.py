@@ -10,11 +10,11 @@ import numpy.typing as npt
 
 from robokit.converters.options import WriterOptions
 from robokit.converters.registry import WriteResult
+from robokit.converters.scene.model import Pose
+from robokit.converters.scene.prepare import PreparedScene
 from robokit.errors import ConversionError
 from robokit.frames import convert_points, convert_poses
 from robokit.frames.conventions import lookup
-from robokit.scene.model import Pose
-from robokit.scene.prepare import PreparedScene
 from robokit.timeline import Episode
 
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from robokit.converters.scene.collision import convex_hull
+from robokit.converters.scene.model import SceneObject
 from robokit.errors import ConversionError
-from robokit.scene.collision import convex_hull
-from robokit.scene.model import SceneObject
 
 
 @dataclass(frozen=True)

@@ -7,13 +7,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from robokit.converters.options import WriterOptions
+from robokit.converters.scene.description import SCENE_KEYS, read_description, read_mapping
+from robokit.converters.scene.meshes import MESH_SUFFIXES, clean_mesh, load_mesh
+from robokit.converters.scene.model import Scene, SceneLight, SceneMeta, SceneObject
+from robokit.converters.scene.options import SceneOptions
+from robokit.converters.scene.ply import dropped_notes, is_splat_header, read_header, read_splat_ply
+from robokit.converters.scene.trajectory import episode_cameras
 from robokit.errors import RobokitError, SourceError
-from robokit.scene.description import SCENE_KEYS, read_description, read_mapping
-from robokit.scene.meshes import MESH_SUFFIXES, clean_mesh, load_mesh
-from robokit.scene.model import Scene, SceneLight, SceneMeta, SceneObject
-from robokit.scene.options import SceneOptions
-from robokit.scene.ply import dropped_notes, is_splat_header, read_header, read_splat_ply
-from robokit.scene.trajectory import episode_cameras
 from robokit.timeline import Episode
 
 DESCRIPTION_SUFFIXES = (".yaml", ".yml", ".json")

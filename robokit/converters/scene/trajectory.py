@@ -12,9 +12,9 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from robokit.converters.scene.model import SceneCamera
 from robokit.frames import camera_change, convert_pose_stream
 from robokit.resample import interpolate
-from robokit.scene.model import SceneCamera
 from robokit.timeline import CameraInfo, Episode, ImageStream, PoseStream
 
 _BODY_TO_OPTICAL = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])  # optical axes in FLU

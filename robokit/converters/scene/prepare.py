@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from robokit.converters.scene.collision import CollisionShapes, collision_shapes, effective_mode
+from robokit.converters.scene.mass import MassProperties, mass_properties
+from robokit.converters.scene.model import Scene, SceneObject
+from robokit.converters.scene.options import SceneOptions
+from robokit.converters.scene.splat_collision import splat_collision
 from robokit.errors import RobokitError
-from robokit.scene.collision import CollisionShapes, collision_shapes, effective_mode
-from robokit.scene.mass import MassProperties, mass_properties
-from robokit.scene.model import Scene, SceneObject
-from robokit.scene.options import SceneOptions
-from robokit.scene.splat_collision import splat_collision
 
 
 @dataclass(frozen=True)

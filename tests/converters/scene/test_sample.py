@@ -5,9 +5,9 @@ from pathlib import Path
 import pytest
 
 from robokit.cli import main
+from robokit.converters.scene import read_splat_ply, write_sample_scene
+from robokit.converters.scene.sample import open_box
 from robokit.errors import RobokitError
-from robokit.scene import read_splat_ply, write_sample_scene
-from robokit.scene.sample import open_box
 
 
 def test_sample_scene_files(scene_file: Path) -> None:

@@ -5,9 +5,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from robokit.converters.scene import SplatSet, is_splat_file, read_splat_ply, write_splat_ply
+from robokit.converters.scene.ply import REQUIRED, dropped_notes, read_header
 from robokit.errors import SourceError
-from robokit.scene import SplatSet, is_splat_file, read_splat_ply, write_splat_ply
-from robokit.scene.ply import REQUIRED, dropped_notes, read_header
 
 
 def _raw_ply(path: Path, columns: dict[str, np.ndarray], fmt: str = "binary_little_endian") -> Path:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from robokit.scene import write_sample_scene
+from robokit.converters.scene import write_sample_scene
 
 
 @pytest.fixture(scope="session")

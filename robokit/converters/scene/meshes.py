@@ -8,8 +8,8 @@ import numpy as np
 import numpy.typing as npt
 import trimesh
 
+from robokit.converters.scene.ply import is_point_cloud, read_header
 from robokit.errors import SourceError, reading
-from robokit.scene.ply import is_point_cloud, read_header
 
 MESH_SUFFIXES = (".obj", ".stl", ".ply", ".glb", ".gltf")
 

@@ -13,8 +13,8 @@ import numpy.typing as npt
 import trimesh
 from scipy import ndimage
 
+from robokit.converters.scene.model import Scene, SceneObject, SplatSet
 from robokit.errors import ConversionError
-from robokit.scene.model import Scene, SceneObject, SplatSet
 
 MAX_CELLS = 256**3  # the occupancy grid is coarsened beyond this many voxels
 MIN_COMPONENT_VOXELS = 4

@@ -18,9 +18,9 @@ import numpy.typing as npt
 import trimesh
 from scipy.spatial import ConvexHull
 
+from robokit.converters.scene.boxes import surface_boxes
+from robokit.converters.scene.model import SceneObject
 from robokit.errors import ConversionError
-from robokit.scene.boxes import surface_boxes
-from robokit.scene.model import SceneObject
 
 MIN_THICKNESS = 1e-3  # metres: flat input is thickened to this before taking its hull
 MAX_HULL_VERTICES = 64  # per convex piece (PhysX's default hull limit)

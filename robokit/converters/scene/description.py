@@ -30,11 +30,8 @@ import trimesh
 import yaml
 from scipy.spatial.transform import Rotation
 
-from robokit.errors import RobokitError, SourceError
-from robokit.frames import CONVENTIONS, camera_change
-from robokit.frames.conventions import lookup
-from robokit.scene.meshes import clean_mesh, load_mesh
-from robokit.scene.model import (
+from robokit.converters.scene.meshes import clean_mesh, load_mesh
+from robokit.converters.scene.model import (
     COLLISION_MODES,
     GroundPlane,
     Pose,
@@ -44,7 +41,10 @@ from robokit.scene.model import (
     SceneMeta,
     SceneObject,
 )
-from robokit.scene.ply import dropped_notes, read_splat_ply
+from robokit.converters.scene.ply import dropped_notes, read_splat_ply
+from robokit.errors import RobokitError, SourceError
+from robokit.frames import CONVENTIONS, camera_change
+from robokit.frames.conventions import lookup
 from robokit.timeline import CameraInfo, PoseStream
 
 UNITS = {"m": 1.0, "cm": 0.01, "mm": 0.001}

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import trimesh
 
+from robokit.converters.scene.meshes import clean_mesh, load_mesh
 from robokit.errors import SourceError
-from robokit.scene.meshes import clean_mesh, load_mesh
 
 
 @pytest.mark.parametrize("suffix", [".obj", ".stl", ".ply", ".glb"])

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from robokit.converters.scene.model import Pose, SplatSet
 from robokit.errors import SourceError
-from robokit.scene.model import Pose, SplatSet
 
 _TYPES = {"char": "i1", "int8": "i1", "uchar": "u1", "uint8": "u1", "short": "i2", "int16": "i2",
           "ushort": "u2", "uint16": "u2", "int": "i4", "int32": "i4", "uint": "u4", "uint32": "u4",
