@@ -26,7 +26,7 @@ from robokit.timeline import Episode
 
 if TYPE_CHECKING:
     from robokit.converters.options import WriterOptions
-    from robokit.scene.model import Scene
+    from robokit.converters.scene.model import Scene
 
 # format name -> "module:attribute" of its Converter. One line per format.
 _BUILTIN: dict[str, str] = {
