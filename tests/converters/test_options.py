@@ -108,8 +108,8 @@ def test_checked_options_parse_and_cross_check() -> None:
 
 def test_writers_receive_typed_values_and_declared_defaults() -> None:
     from robokit.converters.lerobot.writer import CODEC, CRF, PRESET
-    from robokit.converters.viam.binary import ONLY_JSONL
     from robokit.converters.scene.options import SceneOptions
+    from robokit.converters.viam.binary import ONLY_JSONL
 
     opts = WriterOptions(extra={"crf": "40", "only_jsonl": "off", "collision_from_splat": "yes"})
     assert opts.value(CRF) == 40 and opts.value(ONLY_JSONL) is False and opts.value(CODEC) == "av1"
