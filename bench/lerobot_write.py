@@ -64,7 +64,8 @@ def run_robokit(out: Path, episodes: int, frames: int) -> int:
         for c, cam in enumerate(CAMERAS):
             streams[f"{cam}/rgb"] = ImageStream(f"{cam}/rgb", t, source=_Generated(e, c), width=W, height=H)
         eps.append(Episode(EpisodeMeta(f"bench://{e}", f"ep{e}"), streams))
-    get_converter("lerobot").write(eps, out, WriterOptions(fps=FPS, action="joints/position_delta", extra=CODEC))
+    get_converter("lerobot").write(eps, out, WriterOptions(fps=FPS, action="joints/position_delta",
+                                                                extra={**CODEC, "preset": str(CODEC["preset"])}))
     return episodes * frames
 
 
