@@ -57,7 +57,7 @@ def test_help_shows_every_default(capsys: pytest.CaptureFixture[str], monkeypatc
     for text in ("Output rate (a number above 0 up to 1000; default: slowest camera, else state)",
                  "(one of nearest, linear; default: nearest)", "--codec [av1|h264]",
                  "(default: all)", "(text; default: joints/position)", "default: rayform)",
-                 "(one of xyzw, wxyz; default: xyzw)",
+                 "(one of xyzw, wxyz; default: wxyz)",
                  "one per CPU. [default: 0]", "naming the sequence zip (default: from sources)"):
         assert text in out, text
 

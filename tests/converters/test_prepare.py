@@ -78,11 +78,11 @@ def _base(n: int = 50) -> Episode:
 
 
 def test_pose_state_and_twist_action_are_flattened_with_names() -> None:
-    p = prepare(_base(), WriterOptions(state="odom/pose", action="odom/twist", frame="ros", quat_order="wxyz"))
+    p = prepare(_base(), WriterOptions(state="odom/pose", action="odom/twist", frame="ros"))  # wxyz by default
     assert p.fps == 50 and p.state.names == ("x", "y", "z", "qw", "qx", "qy", "qz")
     np.testing.assert_allclose(p.state.values[3], [0.06, 0, 0, np.cos(0.25), 0, 0, np.sin(0.25)])
     assert p.action is not None and p.action.names[0] == "linear.x" and p.action.values[0].tolist()[::5] == [0.5, 0.1]
-    swapped = prepare(_base(), WriterOptions(state="odom/twist", action="odom/pose", frame="ros"))
+    swapped = prepare(_base(), WriterOptions(state="odom/twist", action="odom/pose", frame="ros", quat_order="xyzw"))
     assert swapped.action is not None and swapped.action.names == ("x", "y", "z", "qx", "qy", "qz", "qw")
 
 

@@ -89,7 +89,7 @@ CHANNELS: dict[str, dict[str, tuple[str, Row]]] = {
 # the three converted to every format: (recording, --state, --action, extra options)
 CONVERTED = [
     ("plotjuggler_tilt_laser.bag", "position_gps/fix", "velocity/twist", ()),
-    ("plotjuggler_rosbag2_test", "pose/pose", "imu/angular_velocity", ("--quat-order", "wxyz")),
+    ("plotjuggler_rosbag2_test", "pose/pose", "imu/angular_velocity", ("--quat-order", "xyzw")),
     ("generated_odometry_mcap", None, "odom/twist", ()),  # no joints: the state defaults to the odometry pose
     ("robot_localization_jackal.bag", None, "jackal_velocity_controller/twist", ()),  # the same, a real robot
 ]
@@ -174,12 +174,12 @@ def test_convert_every_format_and_check(tmp_path: Path, name: str, state: str | 
     _, rows = _source(path, topic, row, source.origin.time_source)
     if len(rows[0]) == 7:  # unit quaternions with w >= 0, as robokit writes them
         rows[:, 3:] /= np.linalg.norm(rows[:, 3:], axis=1, keepdims=True) * np.where(rows[:, 6:] < 0, -1, 1)
-    if "wxyz" in extra:
+    if isinstance(source, PoseStream) and "xyzw" not in extra:  # wxyz by default
         rows = rows[:, [0, 1, 2, 6, 3, 4, 5]]
     info = json.loads((out / "lerobot" / "meta" / "info.json").read_text())
     names = info["features"]["observation.state"]["names"]
-    assert names == (["x", "y", "z", "qw", "qx", "qy", "qz"] if "wxyz" in extra else
-                     ["x", "y", "z", "qx", "qy", "qz", "qw"] if isinstance(source, PoseStream) else list(source.names))
+    xyzw, wxyz = ["x", "y", "z", "qx", "qy", "qz", "qw"], ["x", "y", "z", "qw", "qx", "qy", "qz"]
+    assert names == (list(source.names) if not isinstance(source, PoseStream) else xyzw if "xyzw" in extra else wxyz)
     data = pq.read_table(out / "lerobot" / "data" / "chunk-000" / "file-000.parquet").to_pydict()
     frames = len(data["frame_index"])
     assert frames == formats["lerobot"]["frames"] == formats["rlds"]["frames"] == formats["webdataset"]["frames"]

@@ -137,7 +137,7 @@ def episode_record(ep: Episode, p: Plan, options: WriterOptions, encoding: str) 
     record.update(episode_id=meta.episode_id, source_format=meta.source_format,
                   robot_type=options.robot_type or meta.robot_type, task=p.task, tasks=json.dumps(list(ep.tasks)),
                   encoding=encoding, fps=f"{options.fps:g}" if options.fps else "", resample=options.resample,
-                  frame=options.frame, root_frame=p.root, clock=CLOCK)
+                  frame=options.frame, quat_order=options.quat_order, root_frame=p.root, clock=CLOCK)
     if options.action:  # what /derived/action is: its source channel, absolute or delta, unit
         action = ep[options.action]
         unit = (action.unit or "") if isinstance(action, NumericStream) else ""

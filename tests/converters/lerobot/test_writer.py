@@ -21,7 +21,7 @@ def test_info_and_layout(lerobot_root: Path) -> None:
     assert info["total_episodes"] == 2 and info["total_tasks"] == 2 and info["robot_type"] == "sample_arm"
     feats = info["features"]
     assert feats["observation.state"]["names"][0] == "shoulder_pan" and feats["observation.state"]["shape"] == [7]
-    assert feats["observation.tf.tool0"]["names"] == ["x", "y", "z", "qx", "qy", "qz", "qw"]
+    assert feats["observation.tf.tool0"]["names"] == ["x", "y", "z", "qw", "qx", "qy", "qz"]  # wxyz by default
     cam = feats["observation.images.front"]
     assert cam["shape"] == [120, 160, 3] and cam["names"] == ["height", "width", "channels"]
     assert cam["info"]["video.codec"] == "av1" and cam["info"]["video.fps"] == 15

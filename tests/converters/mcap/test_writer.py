@@ -151,7 +151,7 @@ def test_metadata_and_urdf_attachment(tmp_path: Path) -> None:
         attachments = list(r.iter_attachments())
     record = meta["robokit.episode"]
     assert record["source"] == "test://ep" and record["episode_id"] == "ep" and record["task"] == "pick"
-    assert {"segment", "segment_version", "clock", "frame"} <= set(record)
+    assert {"segment", "segment_version", "clock", "frame"} <= set(record) and record["quat_order"] == "wxyz"
     assert [(a.name, a.media_type, a.data.decode()) for a in attachments] == [("robot.urdf", "application/xml", urdf)]
 
 

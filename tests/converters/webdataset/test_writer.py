@@ -49,7 +49,7 @@ def test_shards_index_and_exact_sizes(wds_steps: Path, sample_dir: Path) -> None
         assert entry["nsamples"] == len({m.name.split(".")[0] for m in members})
         assert shard.stat().st_size <= 500_000
     assert dataset["keys"]["front.png"]["shape"] == [120, 160, 3] and dataset["keys"]["wrist.jpg"]["format"] == "jpeg"
-    assert dataset["keys"]["tf_tool0.npy"]["names"] == ["x", "y", "z", "qx", "qy", "qz", "qw"]
+    assert dataset["keys"]["tf_tool0.npy"]["names"] == ["x", "y", "z", "qw", "qx", "qy", "qz"]  # wxyz by default
 
 
 def test_members_are_deterministic_and_well_formed(wds_steps: Path, sample_dir: Path, tmp_path: Path) -> None:
@@ -81,7 +81,8 @@ def test_step_samples_equal_the_source(wds_steps: Path, sample_dir: Path) -> Non
             state = np.load(io.BytesIO(members[f"{key}.state.npy"]))
             assert state.dtype == np.float32
             assert np.array_equal(state, aligned["joints/position"].values[t].astype(np.float32))  # type: ignore[attr-defined]
-            assert np.allclose(np.load(io.BytesIO(members[f"{key}.tf_tool0.npy"]))[3:], pose.quaternion[t], atol=1e-6)
+            wxyz = pose.quaternion[t][[3, 0, 1, 2]]  # the default order
+            assert np.allclose(np.load(io.BytesIO(members[f"{key}.tf_tool0.npy"]))[3:], wxyz, atol=1e-6)
             front = np.asarray(__import__("PIL.Image").Image.open(io.BytesIO(members[f"{key}.front.png"])))
             assert np.array_equal(front, aligned["front/rgb"].frame(t).array())  # type: ignore[attr-defined]
             assert members[f"{key}.wrist.jpg"] == aligned["wrist/rgb"].frame(t).data  # type: ignore[attr-defined]
