@@ -40,6 +40,7 @@ EXTRA_OPTIONS = (
 )
 CHUNK_SIZE = 1 << 20
 ATTACHMENT = ("robot.urdf", "application/xml")
+MESSAGE_ENCODINGS = {"protobuf": "protobuf", "ros2msg": "cdr"}  # schema encoding -> its channels' message encoding
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ def write_file(f: BinaryIO, topics: Sequence[Topic], enc: Encoder, metadata: dic
         if name not in schemas:
             schemas[name] = w.register_schema(name=name, encoding=encoding, data=data)
         channel_meta = {**enc.channel_metadata(topic.topic), **topic.metadata}
-        channel = w.register_channel(topic.topic, enc.message_encoding, schemas[name], channel_meta)
+        channel = w.register_channel(topic.topic, MESSAGE_ENCODINGS[encoding], schemas[name], channel_meta)
         merged.append(_tagged(channel, topic))
     for t, channel, data in heapq.merge(*merged):  # (time, channel id) decide; payloads never compared
         w.add_message(channel_id=channel, log_time=t, data=data, publish_time=t)
