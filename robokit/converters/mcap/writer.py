@@ -10,7 +10,6 @@ from __future__ import annotations
 import heapq
 import io
 import os
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import BinaryIO
 
 from mcap.writer import CompressionType, Writer
 
+from robokit.converters.episodes import file_name
 from robokit.converters.mcap.encoding import ENCODINGS, Encoder, encoder_for
 from robokit.converters.mcap.plan import align, episode_record, robot_description
 from robokit.converters.mcap.plan import plan as topic_plan
@@ -96,16 +96,6 @@ def write_file(f: BinaryIO, topics: Sequence[Topic], enc: Encoder, metadata: dic
     w.finish()  # type: ignore[no-untyped-call]
 
 
-def _file_name(episode_id: str, used: set[str]) -> str:
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", episode_id).strip("._") or "episode"
-    name, i = f"{stem}.mcap", 2
-    while name in used:
-        name, i = f"{stem}_{i}.mcap", i + 1
-    used.add(name)
-    return name
-
-
-
 def _check_action(episodes: Sequence[Episode], action: str | None) -> None:
     """An action channel no episode has is a mistake in the options: its ChannelError before anything is encoded."""
     if action and episodes and not any(base_channel(action, ep.streams) in ep.streams for ep in episodes):
@@ -136,7 +126,7 @@ class McapConverter:
         s = settings(options)
         _check_action(episodes, options.action)
         used: set[str] = set()
-        return _Plan(options, s, tuple(_file_name(ep.id, used) for ep in episodes))
+        return _Plan(options, s, tuple(file_name(ep.id, used, ".mcap") for ep in episodes))
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
         """The episode's whole MCAP file, and its warning notes."""
