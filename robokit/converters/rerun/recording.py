@@ -54,6 +54,11 @@ class Grid:
                 rr.TimeColumn("frame_index", sequence=frame)]
 
 
+def entity(rr: Any, *parts: str) -> str:
+    """An entity path from channel-like names (`/` separates parts; other characters escaped as Rerun needs)."""
+    return "/".join(rr.escape_entity_path_part(p) for part in parts for p in part.split("/") if p)
+
+
 def record(ctx: EpisodeContext, aligned: Episode, fps: float, notes: list[Note], settings: Settings,
            properties: Mapping[str, str]) -> bytes:
     """The episode's whole .rrd (recording id = episode id, plus its default blueprint) as bytes."""
@@ -80,8 +85,8 @@ def record(ctx: EpisodeContext, aligned: Episode, fps: float, notes: list[Note],
     notes += tree.notes
     numeric = {n: s for n, s in streams.items() if isinstance(s, NumericStream)}
     for name, s in sorted(numeric.items()):
-        _scalars(rr, rec, grid, name, s)
-    series = [*sorted(numeric), *_derived(rr, rec, grid, aligned, options, numeric, notes)]
+        _scalars(rr, rec, grid, entity(rr, name), s)
+    series = [*(entity(rr, n) for n in sorted(numeric)), *_derived(rr, rec, grid, aligned, options, numeric, notes)]
     logged = [_camera(rr, rec, grid, ctx, name, s, settings, notes) for name, s in sorted(cameras.items())]
     _transforms(rr, rec, grid, tree)
     ee = end_effector(tree, options.poses, frames)
@@ -91,7 +96,7 @@ def record(ctx: EpisodeContext, aligned: Episode, fps: float, notes: list[Note],
     task = options.task or (ep.tasks[0] if ep.tasks else "")
     for name, event in sorted(streams.items()):
         if isinstance(event, EventStream):
-            rec.send_columns(name, grid.indexes(rr, event.timestamps),
+            rec.send_columns(entity(rr, name), grid.indexes(rr, event.timestamps),
                              rr.TextLog.columns(text=list(event.values), level=["INFO"] * len(event)))
     events = episode_events(aligned, aligned.start_ns or t0, aligned.end_ns or t0, task)
     rec.send_columns("episode/events", grid.indexes(rr, np.array([e[0] for e in events], dtype=np.int64)),
@@ -112,11 +117,11 @@ def record(ctx: EpisodeContext, aligned: Episode, fps: float, notes: list[Note],
     return data
 
 
-def _scalars(rr: Any, rec: Any, grid: Grid, entity: str, s: NumericStream) -> None:
+def _scalars(rr: Any, rec: Any, grid: Grid, path: str, s: NumericStream) -> None:
     """A numeric stream as Scalars with one named series per dimension (names logged once, static)."""
     names = list(s.names) if len(s.names) == s.values.shape[1] else [f"{i}" for i in range(s.values.shape[1])]
-    rec.log(entity, rr.SeriesLines(names=names), static=True)
-    rec.send_columns(entity, grid.indexes(rr, s.timestamps), rr.Scalars.columns(scalars=s.values))
+    rec.log(path, rr.SeriesLines(names=names), static=True)
+    rec.send_columns(path, grid.indexes(rr, s.timestamps), rr.Scalars.columns(scalars=s.values))
 
 
 def _derived(rr: Any, rec: Any, grid: Grid, ep: Episode, options: WriterOptions,
@@ -153,22 +158,22 @@ def _camera(rr: Any, rec: Any, grid: Grid, ctx: EpisodeContext, name: str, s: Im
         return ""
     frame = camera_frame(name, s)
     plane = f"{frame}_image_plane"
-    entity = f"cameras/{name}"
+    path = entity(rr, "cameras", name)
     camera = s.camera
     if camera is None:
         camera = nominal_camera(s)
         notes.append(("warning", f"{name}: no intrinsics; nominal calibration written"))
     k = np.asarray(camera.k, dtype=np.float64).reshape(3, 3)
-    rec.log(entity, rr.Pinhole(image_from_camera=k, resolution=[camera.width, camera.height], parent_frame=frame,
+    rec.log(path, rr.Pinhole(image_from_camera=k, resolution=[camera.width, camera.height], parent_frame=frame,
                                child_frame=plane), rr.CoordinateFrame(plane), static=True)
     how = "passed through" if spec.format == fmt else f"encoded once as {spec.format}"
     notes.append(("info", f"{name}: {s.width}x{s.height} frames {how}"))
     media = MEDIA_TYPES[spec.format]
     frames = ctx.images(name, s, spec, settings.jpeg_quality)
     for start, batch in _batches(frames, IMAGE_BATCH):
-        rec.send_columns(entity, grid.indexes(rr, s.timestamps[start:start + len(batch)]),
+        rec.send_columns(path, grid.indexes(rr, s.timestamps[start:start + len(batch)]),
                          rr.EncodedImage.columns(blob=batch, media_type=[media] * len(batch)))
-    return entity
+    return path
 
 
 def _batches(items: Sequence[bytes], size: int) -> Iterator[tuple[int, list[bytes]]]:
@@ -180,13 +185,13 @@ def _transforms(rr: Any, rec: Any, grid: Grid, tree: Tree) -> None:
     """Every TF edge (and identity fill) at `tf/<child>`: Transform3D from its parent frame, with visible axes."""
     edges: list[Edge] = [*tree.edges, *tree.fills]
     for e in edges:
-        entity = f"tf/{e.child}"
+        path = entity(rr, "tf", e.child.replace("/", "_"))
         n = len(e.timestamps)
-        rec.log(entity, rr.TransformAxes3D(axis_length=0.1), static=True)
+        rec.log(path, rr.TransformAxes3D(axis_length=0.1), static=True)
         if e.static or not e.channel:  # one value for all time
-            rec.log(entity, rr.Transform3D(translation=e.translation[-1], quaternion=e.quaternion[-1],
+            rec.log(path, rr.Transform3D(translation=e.translation[-1], quaternion=e.quaternion[-1],
                                            parent_frame=e.parent, child_frame=e.child), static=True)
         else:
-            rec.send_columns(entity, grid.indexes(rr, e.timestamps),
+            rec.send_columns(path, grid.indexes(rr, e.timestamps),
                              rr.Transform3D.columns(translation=e.translation, quaternion=e.quaternion,
                                                     parent_frame=[e.parent] * n, child_frame=[e.child] * n))

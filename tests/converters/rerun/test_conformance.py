@@ -11,13 +11,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import robokit
 from robokit.converters import get_converter
 from robokit.converters.options import WriterOptions
 from robokit.export import export
-from robokit.timeline import ImageStream
+from robokit.timeline import Episode, EpisodeMeta, ImageStream, NumericStream
+from robokit.timeline.images import ArrayFrameSource
 
 pytestmark = [pytest.mark.conformance, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
 OPTIONS = {"fps": 15, "action": "joints/position_delta"}
@@ -130,6 +132,24 @@ def test_parallel_output_holds_the_same_data(sample_dir: Path, tmp_path: Path) -
         result = rerun_cli("rrd", "compare", "--unordered", str(tmp_path / "serial/rerun" / name),
                            str(tmp_path / "parallel/rerun" / name))
         assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_odd_names_and_unstorable_cameras(tmp_path: Path) -> None:
+    """Names with spaces and dots become escaped entity paths; a float depth camera is skipped with a warning."""
+    pytest.importorskip("rerun")
+    t = 1_767_225_600_000_000_000 + np.arange(5) * 100_000_000
+    depth = [np.ones((6, 8), dtype=np.float32)] * 5
+    streams = [NumericStream("joints/position", t, np.arange(10.0).reshape(5, 2), ("a", "b"), "rad"),
+               NumericStream("arm left/torque.sensor", t, np.ones((5, 1)), ("t",), "N·m"),
+               ImageStream("sim/depth", t, source=ArrayFrameSource(depth), width=8, height=6, encoding="32FC1")]
+    ep = Episode(EpisodeMeta("test://odd", "odd id/1"), {s.name: s for s in streams})
+    result = get_converter("rerun").write([ep], tmp_path, WriterOptions(fps=10))
+    assert result.files == ["odd_id_1.rrd"] and any("sim/depth: not written" in w for w in result.warnings)
+    assert get_converter("rerun").check(tmp_path / "rerun") == []
+    values, _, store = columns(tmp_path / "rerun" / "odd_id_1.rrd")
+    assert store.recording_id == "odd id/1"
+    torque = [v for path, v in values.items() if "torque" in path]
+    assert len(torque) == 1 and torque[0]["SeriesLines:names"] == ["t"] and len(torque[0]["Scalars:scalars"]) == 5
 
 
 @pytest.mark.parametrize("encoding", ["protobuf", "ros2"])
