@@ -1,7 +1,9 @@
 """`--to rerun`: `<out>/rerun/<episode>.rrd`, one Rerun recording per episode (recording id = episode id).
 
-Every stream is put on one grid (`--fps`, else the default rate `prepare` would choose) and logged on two
-timelines: `time` (ns since the Unix epoch) and `frame_index` (the grid tick). Episodes are encoded by the
+Streams are logged on two timelines: `time` (ns since the Unix epoch) and `frame_index`, the nearest tick of the
+export grid. With `--fps` every stream is resampled onto that grid; without, streams keep their recorded
+timestamps and the grid runs at the default rate `prepare` would choose (so a 100 Hz joint stream has several
+rows per frame_index). Episodes are encoded by the
 export pipeline like the other episode writers (plan, encode anywhere, assemble in order). Rerun stamps
 every row and chunk with a time-based random id, so an .rrd is not byte-reproducible: two runs hold the same
 data (`rerun rrd compare` passes) in different bytes.
@@ -12,7 +14,7 @@ from __future__ import annotations
 import importlib.util
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from robokit.converters.consumers import Consumer
@@ -75,9 +77,9 @@ class RerunConverter:
         fps, why = (options.fps, "") if options.fps else default_rate(ep, select_cameras(ep, options), options.state)
         if fps <= 0:
             raise ConversionError(f"episode {ep.id}: cannot infer a frame rate; pass fps")
-        aligned, frames, notes = align(ep, replace(options, fps=fps))
+        aligned, frames, notes = align(ep, options)  # without fps, every stream keeps its recorded timestamps
         if why:
-            notes.insert(0, ("info", f"fps {fps:g} by default: {why}"))
+            notes.insert(0, ("info", f"frame_index at {fps:g} fps by default: {why}"))
         properties = {**{k: v if isinstance(v, str) else json.dumps(v) for k, v in ep.meta.trace().items()},
                       "episode_id": ep.meta.episode_id, "source_format": ep.meta.source_format,
                       "robot_type": options.robot_type or ep.meta.robot_type, "fps": f"{fps:g}",

@@ -96,14 +96,19 @@ def test_recording_holds_every_channel_with_its_meaning(rrd: Path, sample_bag: P
 
 
 def test_frame_index_counts_ticks(rrd: Path) -> None:
+    frame_index_of(rrd / "episode_000.rrd", "/joints/position", frames=None)
+
+
+def frame_index_of(path: Path, entity: str, frames: int | None) -> None:
+    """The frame_index of `entity` counts 0, 1, 2, ... (as many as `frames`, when given)."""
     from rerun.chunk import RrdReader
 
-    for chunk in RrdReader(rrd / "episode_000.rrd").stream().to_chunks():
-        if chunk.entity_path == "/joints/position" and "frame_index" in chunk.timeline_names:
+    for chunk in RrdReader(path).stream().to_chunks():
+        if chunk.entity_path == entity and "frame_index" in chunk.timeline_names:
             index = chunk.to_record_batch().column("frame_index").to_pylist()
-            assert index == list(range(len(index)))
+            assert index == list(range(frames or len(index)))
             return
-    pytest.fail("no /joints/position on frame_index")
+    pytest.fail(f"no {entity} on frame_index")
 
 
 def test_blueprint_has_cameras_plots_and_scene(rrd: Path) -> None:
@@ -143,13 +148,14 @@ def test_odd_names_and_unstorable_cameras(tmp_path: Path) -> None:
                NumericStream("arm left/torque.sensor", t, np.ones((5, 1)), ("t",), "N·m"),
                ImageStream("sim/depth", t, source=ArrayFrameSource(depth), width=8, height=6, encoding="32FC1")]
     ep = Episode(EpisodeMeta("test://odd", "odd id/1"), {s.name: s for s in streams})
-    result = get_converter("rerun").write([ep], tmp_path, WriterOptions(fps=10))
+    result = get_converter("rerun").write([ep], tmp_path, WriterOptions())  # recorded timestamps, 10 Hz grid
     assert result.files == ["odd_id_1.rrd"] and any("sim/depth: not written" in w for w in result.warnings)
     assert get_converter("rerun").check(tmp_path / "rerun") == []
-    values, _, store = columns(tmp_path / "rerun" / "odd_id_1.rrd")
-    assert store.recording_id == "odd id/1"
+    values, timelines, store = columns(tmp_path / "rerun" / "odd_id_1.rrd")
+    assert store.recording_id == "odd id/1" and timelines["/joints/position"] == {"time", "frame_index"}
     torque = [v for path, v in values.items() if "torque" in path]
     assert len(torque) == 1 and torque[0]["SeriesLines:names"] == ["t"] and len(torque[0]["Scalars:scalars"]) == 5
+    frame_index_of(tmp_path / "rerun" / "odd_id_1.rrd", "/joints/position", frames=5)
 
 
 @pytest.mark.parametrize("encoding", ["protobuf", "ros2"])
