@@ -169,8 +169,9 @@ def main() -> None:
             these = records(path)
             rows.append((f"robokit episode → file ({enc})", seconds, sum(len(r[4]) for r in these),
                          path.stat().st_size))
-            if enc == "protobuf":
-                recs = these
+            if enc == "protobuf":  # the Foxglove protobuf messages (joint states are ROS 2 CDR in both encodings)
+                foxglove_names = {cls.DESCRIPTOR.full_name for cls in PROTOBUF_CLASSES.values()}
+                recs = [r for r in these if r[1] in foxglove_names]
         payload = sum(len(r[4]) for r in recs)
         decoders: dict[str, Any] = {}
         objects = []

@@ -40,6 +40,7 @@ _BUILTIN: dict[str, str] = {
     "viam-sequence": "robokit.converters.viam:VIAM_SEQUENCE",
     "cosmos-reason-v1.0": "robokit.converters.reasoning:COSMOS_REASON",
     "tao-vl-reason-v1.0": "robokit.converters.reasoning:TAO_VL_REASON",
+    "rerun": "robokit.converters.rerun:RERUN",
 }
 _instances: dict[str, Converter] = {}
 T = TypeVar("T")

@@ -26,7 +26,6 @@ class Encoder(Protocol):
     """Serialises robokit values into one encoding's messages; `schema` gives (name, encoding, data) per kind."""
 
     profile: str
-    message_encoding: str
 
     def schema(self, kind: Kind) -> tuple[str, str, bytes]: ...
 

@@ -1,4 +1,6 @@
-"""Foxglove well-known protobuf schemas (foxglove-schemas-protobuf): profile "", every channel `protobuf`."""
+"""Foxglove well-known protobuf schemas (foxglove-schemas-protobuf), profile "": every channel `protobuf` except
+joint states, written as ROS 2 `sensor_msgs/msg/JointState` (CDR), which Foxglove decodes in any MCAP and Rerun
+plots as named Scalars (it shows `foxglove.JointStates` only as an opaque message)."""
 
 from __future__ import annotations
 
@@ -10,17 +12,16 @@ from foxglove_schemas_protobuf.CameraCalibration_pb2 import CameraCalibration
 from foxglove_schemas_protobuf.CompressedImage_pb2 import CompressedImage
 from foxglove_schemas_protobuf.Event_pb2 import Event
 from foxglove_schemas_protobuf.FrameTransforms_pb2 import FrameTransforms
-from foxglove_schemas_protobuf.JointStates_pb2 import JointStates
 from foxglove_schemas_protobuf.Log_pb2 import Log
 from foxglove_schemas_protobuf.PosesInFrame_pb2 import PosesInFrame
 from foxglove_schemas_protobuf.RawImage_pb2 import RawImage
 from mcap_protobuf.schema import build_file_descriptor_set
 
 from robokit.converters.mcap.encoding import Floats, Kind, Level, projection
+from robokit.converters.mcap.ros2 import Ros2Encoder
 from robokit.timeline import CameraInfo
 
 CLASSES: dict[Kind, Any] = {
-    "joint_states": JointStates,
     "compressed_image": CompressedImage,
     "raw_image": RawImage,
     "calibration": CameraCalibration,
@@ -41,9 +42,13 @@ class ProtobufEncoder:
     """`foxglove.*` messages, timestamps as google.protobuf.Timestamp."""
 
     profile = ""
-    message_encoding = "protobuf"
+
+    def __init__(self) -> None:
+        self._ros2 = Ros2Encoder()
 
     def schema(self, kind: Kind) -> tuple[str, str, bytes]:
+        if kind not in CLASSES:
+            return self._ros2.schema(kind)
         cls = CLASSES[kind]
         return cls.DESCRIPTOR.full_name, "protobuf", build_file_descriptor_set(cls).SerializeToString()
 
@@ -52,13 +57,7 @@ class ProtobufEncoder:
 
     def joint_states(self, stamp: int, names: Sequence[str], position: Floats | None, velocity: Floats | None,
                      effort: Floats | None) -> bytes:
-        msg = JointStates()
-        _stamp(msg.timestamp, stamp)
-        fields = {k: v.tolist() for k, v in (("position", position), ("velocity", velocity), ("effort", effort))
-                  if v is not None}
-        for i, name in enumerate(names):
-            msg.joints.add(name=name, **{k: v[i] for k, v in fields.items()})
-        return bytes(msg.SerializeToString())
+        return self._ros2.joint_states(stamp, names, position, velocity, effort)
 
     def compressed_image(self, stamp: int, frame_id: str, fmt: str, data: bytes) -> bytes:
         msg = CompressedImage(frame_id=frame_id, format=fmt, data=data)

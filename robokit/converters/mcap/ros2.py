@@ -41,7 +41,6 @@ class Ros2Encoder:
     """sensor_msgs / tf2_msgs / nav_msgs / rcl_interfaces / std_msgs messages; events as rcl_interfaces Log."""
 
     profile = "ros2"
-    message_encoding = "cdr"
 
     def __init__(self) -> None:
         self.store = _store()

@@ -10,7 +10,6 @@ from __future__ import annotations
 import heapq
 import io
 import os
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import BinaryIO
 
 from mcap.writer import CompressionType, Writer
 
+from robokit.converters.episodes import file_name
 from robokit.converters.mcap.encoding import ENCODINGS, Encoder, encoder_for
 from robokit.converters.mcap.plan import align, episode_record, robot_description
 from robokit.converters.mcap.plan import plan as topic_plan
@@ -39,6 +39,7 @@ MCAP_IMAGE_FORMAT = ExtraOption("mcap_image_format", str, "jpeg",
 EXTRA_OPTIONS = (MCAP_ENCODING, MCAP_IMAGE_FORMAT)
 CHUNK_SIZE = 1 << 20
 ATTACHMENT = ("robot.urdf", "application/xml")
+MESSAGE_ENCODINGS = {"protobuf": "protobuf", "ros2msg": "cdr"}  # schema encoding -> its channels' message encoding
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def write_file(f: BinaryIO, topics: Sequence[Topic], enc: Encoder, metadata: dic
         if name not in schemas:
             schemas[name] = w.register_schema(name=name, encoding=encoding, data=data)
         channel_meta = {**enc.channel_metadata(topic.topic), **topic.metadata}
-        channel = w.register_channel(topic.topic, enc.message_encoding, schemas[name], channel_meta)
+        channel = w.register_channel(topic.topic, MESSAGE_ENCODINGS[encoding], schemas[name], channel_meta)
         merged.append(_tagged(channel, topic))
     for t, channel, data in heapq.merge(*merged):  # (time, channel id) decide; payloads never compared
         w.add_message(channel_id=channel, log_time=t, data=data, publish_time=t)
@@ -88,16 +89,6 @@ def write_file(f: BinaryIO, topics: Sequence[Topic], enc: Encoder, metadata: dic
         w.add_attachment(create_time=0, log_time=t0, name=ATTACHMENT[0], media_type=ATTACHMENT[1],
                          data=attachment.encode())
     w.finish()  # type: ignore[no-untyped-call]
-
-
-def _file_name(episode_id: str, used: set[str]) -> str:
-    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", episode_id).strip("._") or "episode"
-    name, i = f"{stem}.mcap", 2
-    while name in used:
-        name, i = f"{stem}_{i}.mcap", i + 1
-    used.add(name)
-    return name
-
 
 
 def _check_action(episodes: Sequence[Episode], action: str | None) -> None:
@@ -129,7 +120,7 @@ class McapConverter:
         s = settings(options)
         _check_action(episodes, options.action)
         used: set[str] = set()
-        return _Plan(options, s, tuple(_file_name(ep.id, used) for ep in episodes))
+        return _Plan(options, s, tuple(file_name(ep.id, used, ".mcap") for ep in episodes))
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
         """The episode's whole MCAP file, and its warning notes."""
