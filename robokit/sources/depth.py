@@ -22,6 +22,7 @@ from robokit.timeline import Frame
 HEADER = 12  # int32 compression format + float32 depthParam[2]
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MILLIMETRE_ENCODINGS = ("16UC1", "mono16")
+_MAX_NIBBLES = 11  # 33 bits: more than any pixel count or zig-zag delta of uint16 values needs
 
 
 def is_compressed_depth(msg: Any) -> bool:
@@ -44,7 +45,11 @@ def decode_rvl(code: bytes, count: int) -> np.ndarray:
     words = np.frombuffer(code[: len(code) // 4 * 4], dtype="<u4")
     nibbles = ((words[:, None] >> np.arange(28, -4, -4, dtype=np.uint32)) & 0xF).astype(np.int64).ravel()
     ends = np.flatnonzero((nibbles & 0x8) == 0)  # each variable-length number ends at a nibble without bit 3
+    if count and len(ends) < 2:
+        raise ValueError("no RVL code")
     starts = np.concatenate(([0], ends[:-1] + 1))
+    if len(ends) and int((ends - starts).max()) >= _MAX_NIBBLES:
+        raise ValueError("an RVL number is longer than any count or delta can be")
     group = np.repeat(np.arange(len(ends)), ends - starts + 1)
     place = np.arange(len(group)) - np.repeat(starts, ends - starts + 1)
     numbers = np.zeros(len(ends), dtype=np.int64)

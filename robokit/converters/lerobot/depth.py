@@ -3,7 +3,8 @@
 
 Millimetres d map to codes `rint((log(d/1000 + shift) - log(min + shift)) / (log(max + shift) - log(min + shift))
 * 4095)` (lerobot's log quantizer). With min 0 m, max 10 m and shift 3.5 m a step is 0.033 % of (d + 3.5 m):
-under 0.7 mm at 0.5 m, 2 mm at 10 m, within 1 % from 6 cm; 0 (no reading) stays 0, beyond 10 m reads as 10 m.
+under 0.7 mm at 0.5 m, 2 mm at 10 m, within 1 % (after rounding to the millimetre) from 10 cm; 0 (no reading)
+stays 0; farther than 10 m reads as 10 m (a warning counts such pixels).
 The codes are stored losslessly (x265 `lossless=1`, no B-frames so episodes remux without re-encoding).
 """
 
