@@ -15,7 +15,7 @@ from PIL import Image
 
 import robokit
 from robokit.converters.lerobot.depth import dequantize, quantize
-from robokit.export.job import export
+from robokit.export.job import NothingConverted, export
 from robokit.samples.depthbag import FRAMES, HEIGHT, WIDTH, write_depth_bag
 from robokit.timeline import ImageStream
 from robokit.timeline.depth import millimetre_stream, to_millimetres
@@ -143,3 +143,13 @@ def test_resize_is_nearest(depth_bag: Path, tmp_path: Path) -> None:
         data = tar.extractfile("bag_000000.wrist_depth.png").read()  # type: ignore[union-attr]
     resized = np.asarray(Image.open(io.BytesIO(data)))
     assert resized.shape == (8, 12) and set(np.unique(resized).tolist()) <= values  # no value invented
+
+
+def test_lerobot_leaves_out_depth_smaller_than_hevc_encodes(depth_bag: Path, tmp_path: Path) -> None:
+    job = export([depth_bag], ["lerobot"], tmp_path / "a", {"fps": 10, "image_size": (12, 8)}, use_cache=False)
+    assert job.status == "done" and any("camera front/depth left out (12x8 depth" in w for w in job.warnings)
+    features = json.loads((tmp_path / "a" / "lerobot" / "meta" / "info.json").read_text())["features"]
+    assert not any("depth" in key for key in features)
+    with pytest.raises(NothingConverted, match="needs at least 16x16"):
+        export([depth_bag], ["lerobot"], tmp_path / "b", {"fps": 10, "image_size": (12, 8), "cameras": ["front/depth"]},
+               use_cache=False)

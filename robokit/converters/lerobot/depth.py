@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import math
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import av
 import numpy as np
 
+from robokit.converters.prepare import PreparedEpisode
 from robokit.converters.stats import ImageStats
 from robokit.converters.video import VideoEncoder
 from robokit.errors import ConversionError
@@ -87,3 +89,18 @@ def depth_info(gop: int) -> dict[str, Any]:
             "video.video_backend": "pyav", "video.extra_options": {"x265-params": X265_PARAMS},
             "video.depth_min": DEPTH_MIN, "video.depth_max": DEPTH_MAX, "video.shift": SHIFT,
             "video.use_log": USE_LOG, "is_depth_map": True, "depth_unit": "mm"}
+
+
+def drop_small_depth(p: PreparedEpisode, explicit: bool) -> tuple[PreparedEpisode, list[str]]:
+    """Leave out depth cameras smaller than HEVC encodes, with a warning (an error when named with `cameras`)."""
+    small = sorted(c for c, s in p.cameras.items() if s.is_depth and min(s.width, s.height) < MIN_SIDE)
+    if not small:
+        return p, []
+    if explicit:
+        s = p.cameras[small[0]]
+        raise ConversionError(f"camera {small[0]}: {s.width}x{s.height} depth frames: LeRobot depth video (HEVC) "
+                              f"needs at least {MIN_SIDE}x{MIN_SIDE}; pass image_size to resize them")
+    warnings = [f"episode {p.source.id}: camera {c} left out ({p.cameras[c].width}x{p.cameras[c].height} depth "
+                f"frames; LeRobot depth video needs at least {MIN_SIDE}x{MIN_SIDE}; pass image_size to keep it)"
+                for c in small]
+    return replace(p, cameras={c: s for c, s in p.cameras.items() if c not in small}), warnings

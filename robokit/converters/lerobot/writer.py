@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from robokit.converters.actions import ActionMeaning, meaning_of
 from robokit.converters.episodes import trace
-from robokit.converters.lerobot.depth import DEPTH_MAX, DepthVideoEncoder, depth_info, depth_stats
+from robokit.converters.lerobot.depth import DEPTH_MAX, DepthVideoEncoder, depth_info, depth_stats, drop_small_depth
 from robokit.converters.lerobot.layout import (
     ACTION_KEY,
     ACTION_KEYS,
@@ -228,6 +228,7 @@ class LeRobotWriter:
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
         """One episode's columns and camera MP4s, the cameras encoded in parallel threads (PyAV releases the GIL)."""
         p = ctx.prepared(plan.options)
+        p, left_out = drop_small_depth(p, explicit=plan.options.cameras is not None)
         fps = int(p.fps)
         cameras = sorted(p.cameras)
         keys = feature_keys(p, dict(plan.source_keys))
@@ -245,7 +246,7 @@ class LeRobotWriter:
                   "robokit.grid_start_ns": int(p.timestamps[0])}
         episode = _Episode(schema, columns, videos, p.task, p.n_frames, traced)
         signature = {**prepared_signature(p), "feature keys": sorted(keys.values())}
-        return Encoded(ctx.index, p.source.id, episode, p.n_frames, signature)
+        return Encoded(ctx.index, p.source.id, episode, p.n_frames, signature, warnings=left_out)
 
     def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
         result = WriteResult(warnings=list(plan.warnings))
