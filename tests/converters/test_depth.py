@@ -153,3 +153,18 @@ def test_lerobot_leaves_out_depth_smaller_than_hevc_encodes(depth_bag: Path, tmp
     with pytest.raises(NothingConverted, match="needs at least 16x16"):
         export([depth_bag], ["lerobot"], tmp_path / "b", {"fps": 10, "image_size": (12, 8), "cameras": ["front/depth"]},
                use_cache=False)
+
+
+def test_reasoning_sets_leave_depth_out_with_a_warning(depth_bag: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from robokit.samples.completed_scene import write_task
+
+    scene = tmp_path / "scene"
+    shutil.copytree(depth_bag, scene / "recording" / "bag")
+    write_task(scene, "r", "reasoning", [{"id": "a", "camera": "front", "question": "Q?", "reasoning": "R",
+                                          "answer": "A"}])
+    with pytest.raises(NothingConverted):
+        export([scene], ["cosmos-reason-v1.0"], tmp_path / "out", use_cache=False)
+    log = (tmp_path / "out" / "export.log").read_text()
+    assert "front/depth left out (depth is not a camera view)" in log
