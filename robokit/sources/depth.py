@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import struct
+import zlib
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from robokit.timeline import Frame
 HEADER = 12  # int32 compression format + float32 depthParam[2]
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 MILLIMETRE_ENCODINGS = ("16UC1", "mono16")
+MAX_PIXELS = 1 << 25  # 33.5 Mpx (8K x 4K): a larger claim is damage, not a depth camera
 _MAX_NIBBLES = 11  # 33 bits: more than any pixel count or zig-zag delta of uint16 values needs
 
 
@@ -54,7 +56,7 @@ def decode_rvl(code: bytes, count: int) -> np.ndarray:
     place = np.arange(len(group)) - np.repeat(starts, ends - starts + 1)
     numbers = np.zeros(len(ends), dtype=np.int64)
     np.add.at(numbers, group, (nibbles[: len(group)] & 0x7) << (3 * place))
-    out = np.zeros(count, dtype=np.int64)
+    out = np.zeros(count, dtype=np.uint16)
     deltas, spans, at, i = [], [], 0, 0
     while at < count:
         if i + 1 >= len(numbers):
@@ -68,8 +70,9 @@ def decode_rvl(code: bytes, count: int) -> np.ndarray:
         at, i = at + nonzeros, i + 2 + nonzeros
     if deltas:
         zigzag = np.concatenate(deltas)
-        out[np.concatenate(spans)] = np.cumsum((zigzag >> 1) ^ -(zigzag & 1))
-    return out.clip(0, 0xFFFF).astype(np.uint16)
+        values = np.cumsum((zigzag >> 1) ^ -(zigzag & 1)) & 0xFFFF  # uint16 arithmetic, as the reference decoder
+        out[np.concatenate(spans)] = values.astype(np.uint16)
+    return out
 
 
 def _plane(data: bytes, codec: str) -> np.ndarray | bytes:
@@ -82,7 +85,7 @@ def _plane(data: bytes, codec: str) -> np.ndarray | bytes:
     if len(body) < 8:
         raise UnsupportedMessage("compressedDepth rvl data is shorter than its size fields")
     cols, rows = struct.unpack_from("<II", body)
-    if cols * rows > 1 << 28:
+    if cols * rows > MAX_PIXELS:
         raise UnsupportedMessage(f"compressedDepth rvl image of {cols}x{rows} pixels is implausibly large")
     try:
         return decode_rvl(body[8:], cols * rows).reshape(rows, cols)
@@ -90,9 +93,18 @@ def _plane(data: bytes, codec: str) -> np.ndarray | bytes:
         raise UnsupportedMessage(f"compressedDepth rvl data is corrupt ({err})") from err
 
 
+_PIL_ERRORS = (OSError, ValueError, SyntaxError, EOFError, zlib.error, Image.DecompressionBombError)
+
+
 def _png_pixels(data: bytes) -> np.ndarray:
-    with Image.open(io.BytesIO(data)) as im:
-        return np.asarray(im).astype(np.uint16)
+    """The uint16 plane of a 16-bit PNG; UnsupportedMessage when it cannot be decoded."""
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            if im.mode not in ("I;16", "I;16B", "I;16L", "I", "L"):
+                raise UnsupportedMessage(f"compressedDepth png is {im.mode}, not a 16-bit grey image")
+            return np.asarray(im).astype(np.uint16)
+    except _PIL_ERRORS as err:
+        raise UnsupportedMessage(f"compressedDepth png cannot be decoded ({err})") from err
 
 
 def depth_frame(msg: Any) -> Frame:
@@ -117,9 +129,15 @@ def probe_depth(msg: Any) -> tuple[int, int, str, str]:
         if len(data) < HEADER + 8:
             raise UnsupportedMessage("compressedDepth rvl data is shorter than its size fields")
         cols, rows = struct.unpack_from("<II", data, HEADER)
+        if cols * rows > MAX_PIXELS:
+            raise UnsupportedMessage(f"compressedDepth rvl image of {cols}x{rows} pixels is implausibly large")
         return cols, rows, encoding, "raw"
     body = _plane(data, codec)
     assert isinstance(body, bytes)
-    with Image.open(io.BytesIO(body)) as im:
-        return im.width, im.height, "16UC1" if encoding in MILLIMETRE_ENCODINGS else "32FC1", (
-            "png" if encoding in MILLIMETRE_ENCODINGS else "raw")
+    try:
+        with Image.open(io.BytesIO(body)) as im:
+            width, height = im.width, im.height
+    except _PIL_ERRORS as err:
+        raise UnsupportedMessage(f"compressedDepth png cannot be decoded ({err})") from err
+    millimetres = encoding in MILLIMETRE_ENCODINGS
+    return width, height, "16UC1" if millimetres else "32FC1", "png" if millimetres else "raw"

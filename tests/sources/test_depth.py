@@ -74,3 +74,31 @@ def test_damaged_compressed_depth_is_unsupported(fmt: str, body: bytes) -> None:
 def test_info_lists_depth_channels(episode: robokit.Episode, tmp_path: Path) -> None:
     channels = {s.channel for s in episode.info().streams}
     assert {f"{cam}/depth" for cam in ("front", "wrist", "side", "top", "back")} <= channels
+
+
+def test_seeded_mutations_give_frames_or_unsupported_messages() -> None:
+    """Damaged compressedDepth payloads (bit flips, truncations) decode or raise UnsupportedMessage, never else."""
+    import io
+
+    from PIL import Image
+
+    mm = depth_mm(1)
+    inv, quant_a, quant_b = inverse_depth(mm)
+    buf = io.BytesIO()
+    Image.fromarray(inv).save(buf, format="PNG")
+    messages = [("32FC1; compressedDepth png", struct.pack("<iff", 0, quant_a, quant_b) + buf.getvalue()),
+                ("16UC1; compressedDepth rvl", struct.pack("<iffII", 0, 0, 0, mm.shape[1], mm.shape[0])
+                 + encode_rvl(mm))]
+    rng = np.random.default_rng(18)
+    for fmt, data in messages:
+        for _ in range(150):
+            mutated = bytearray(data)
+            for _ in range(int(rng.integers(1, 4))):
+                mutated[int(rng.integers(0, len(mutated)))] ^= 1 << int(rng.integers(0, 8))
+            if rng.random() < 0.3:
+                mutated = mutated[: int(rng.integers(0, len(mutated)))]
+            try:
+                frame = depth_frame(SimpleNamespace(format=fmt, data=bytes(mutated)))
+            except UnsupportedMessage:
+                continue
+            assert frame.pixels is not None and frame.pixels.ndim == 2
