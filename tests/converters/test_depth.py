@@ -168,3 +168,18 @@ def test_reasoning_sets_leave_depth_out_with_a_warning(depth_bag: Path, tmp_path
         export([scene], ["cosmos-reason-v1.0"], tmp_path / "out", use_cache=False)
     log = (tmp_path / "out" / "export.log").read_text()
     assert "front/depth left out (depth is not a camera view)" in log
+
+
+def test_lerobot_depth_reads_back_and_round_trips(exported: Path, expected: dict[str, list[np.ndarray]],
+                                                   tmp_path: Path) -> None:
+    episode = robokit.open(exported / "lerobot")[0]
+    assert not episode.info().skipped
+    for cam in CAMERAS:
+        stream = episode.streams[f"{cam}/depth"]
+        assert isinstance(stream, ImageStream) and stream.encoding == "16UC1"
+        for got, want in zip(stream.frames(), expected[cam], strict=True):
+            mm = got.array()
+            assert mm.dtype == np.uint16 and np.all(np.abs(mm.astype(float) - want) <= 0.01 * want)
+    assert export([exported / "lerobot"], ["lerobot"], tmp_path, use_cache=False).status == "done"
+    again = json.loads((tmp_path / "lerobot" / "meta" / "info.json").read_text())["features"]
+    assert all(again[f"observation.images.{cam}_depth"]["info"]["is_depth_map"] for cam in CAMERAS)

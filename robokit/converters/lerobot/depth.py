@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -43,10 +44,36 @@ def quantize(mm: np.ndarray) -> np.ndarray:
     return codes
 
 
-def dequantize(codes: np.ndarray) -> np.ndarray:
-    """12-bit codes → float millimetres (lerobot's `dequantize_depth`, clipped to [min, max])."""
-    metres = np.exp(codes.astype(np.float64) * ((_LOG_MAX - _LOG_MIN) / QMAX) + _LOG_MIN) - SHIFT
-    return np.asarray(np.rint(np.clip(metres, DEPTH_MIN, DEPTH_MAX) * 1000.0))
+def dequantize(codes: np.ndarray, depth_min: float = DEPTH_MIN, depth_max: float = DEPTH_MAX, shift: float = SHIFT,
+               use_log: bool = USE_LOG) -> np.ndarray:
+    """12-bit codes → float millimetres clipped to [min, max] (lerobot's `dequantize_depth`; parameters in
+    metres, as a depth feature's `video.depth_min`, `video.depth_max`, `video.shift`, `video.use_log`)."""
+    q = codes.astype(np.float64) / QMAX
+    if use_log:
+        low, high = math.log(depth_min + shift), math.log(depth_max + shift)
+        metres = np.exp(q * (high - low) + low) - shift
+    else:
+        metres = q * (depth_max - depth_min) + depth_min
+    return np.asarray(np.rint(np.clip(metres, depth_min, depth_max) * 1000.0))
+
+
+def millimetres_from_info(info: dict[str, Any]) -> Callable[[np.ndarray], np.ndarray]:
+    """Codes → uint16 millimetres with a depth feature's quantizer (lerobot's defaults for missing fields)."""
+    def get(name: str, default: float) -> float:
+        value = info.get(f"video.{name}")
+        return float(value) if isinstance(value, (int, float)) else default
+
+    depth_min, depth_max = get("depth_min", 0.01), get("depth_max", 10.0)
+    shift, use_log = get("shift", SHIFT), bool(info.get("video.use_log", True))
+    if not (0 <= depth_min < depth_max <= 65.535) or (use_log and depth_min + shift <= 0):
+        raise ValueError(f"depth quantizer out of range (depth_min {depth_min}, depth_max {depth_max}, "
+                         f"shift {shift}, use_log {use_log})")
+
+    def convert(codes: np.ndarray) -> np.ndarray:
+        mm: np.ndarray = dequantize(codes, depth_min, depth_max, shift, use_log).astype(np.uint16)
+        return mm
+
+    return convert
 
 
 def depth_stats() -> ImageStats:
