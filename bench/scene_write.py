@@ -14,7 +14,7 @@ from pathlib import Path
 
 from robokit.converters import get_converter
 from robokit.converters.options import WriterOptions
-from robokit.scene import SceneOptions, load_scene, prepare_scene, write_sample_scene
+from robokit.converters.scene import SceneOptions, load_scene, prepare_scene, write_sample_scene
 
 
 def main() -> None:

@@ -12,6 +12,9 @@ import pytest
 from robokit.converters.options import WriterOptions
 from robokit.samples import SampleSpec, write_samples
 
+# The ROS recording generators (fixtures `bags`, `ros1_msgs`, `ros2_msgs`) serve reader tests in several folders.
+pytest_plugins = ["tests.ros.recordings"]
+
 if sys.platform.startswith("linux"):  # MuJoCo picks its GL backend on first import, whichever test imports it
     os.environ.setdefault("MUJOCO_GL", "egl")
 

@@ -22,7 +22,7 @@ def sample(
 ) -> None:
     """Write deterministic sample ROS 2 bags (MCAP storage): joints, two cameras, tf, task; or the sample scene."""
     if scene:
-        from robokit.scene import write_sample_scene
+        from robokit.converters.scene import write_sample_scene
 
         typer.echo(str(write_sample_scene(out, seed=seed)))
         return

@@ -66,7 +66,7 @@ def meaning_of(p: PreparedEpisode) -> ActionMeaning | None:
 def read_meaning(dataset: Path) -> ActionMeaning | None:
     """The action meaning a robokit writer stored in `dataset` (a LeRobot root, RLDS or WebDataset folder)."""
     from robokit.converters.rlds.layout import METADATA
-    from robokit.sources.rlds import version_dirs
+    from robokit.converters.rlds.reader import version_dirs
 
     candidates: list[tuple[Path, tuple[str, ...]]] = [
         (dataset / "meta" / "info.json", ("features", "action", "info")),

@@ -15,7 +15,7 @@ from robokit.timeline import Episode
 
 
 def _scene() -> Any:
-    return importlib.import_module("robokit.scene")
+    return importlib.import_module("robokit.converters.scene")
 
 
 def is_scene_input(path: Path) -> bool:

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from robokit.samples.bagwriter import START_NS, BagWriter, header, joint_state, typestore
+from robokit.ros.bagwriter import START_NS, BagWriter, header, joint_state, typestore
 
 WIDTH, HEIGHT, FRAMES, PERIOD_NS = 24, 16, 6, 100_000_000
 TOPICS = {

@@ -16,7 +16,7 @@ from scipy.spatial.transform import Rotation
 
 from robokit.errors import OptionError
 from robokit.limits import MAX_EPISODES
-from robokit.samples.bagwriter import (
+from robokit.ros.bagwriter import (
     START_NS,
     BagWriter,
     camera_info,

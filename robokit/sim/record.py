@@ -23,7 +23,7 @@ from scipy.spatial.transform import Rotation
 from robokit import frames
 from robokit.errors import OptionError, RobokitError
 from robokit.limits import MAX_EPISODES
-from robokit.samples.bagwriter import (
+from robokit.ros.bagwriter import (
     START_NS,
     BagWriter,
     Typestore,

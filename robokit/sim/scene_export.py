@@ -1,4 +1,4 @@
-"""The simulator's scene as a `robokit.scene.Scene`, so the MJCF and USD scene writers export it like any scene.
+"""The simulator's scene as a `converters.scene.Scene`, so the MJCF and USD scene writers export it like any scene.
 
 Every geom of a body outside the arm becomes an object (one per geom, all primitives, so a convex hull is
 exact): static when its body is welded to the world, dynamic with the body's mass when it has a free joint.
@@ -23,9 +23,9 @@ from robokit import frames
 from robokit.converters import get_converter
 from robokit.converters.options import WriterOptions
 from robokit.converters.registry import WriteResult
+from robokit.converters.scene import GroundPlane, Pose, Scene, SceneCamera, SceneLight, SceneMeta, SceneObject
 from robokit.errors import SimError
-from robokit.samples.bagwriter import intrinsics
-from robokit.scene import GroundPlane, Pose, Scene, SceneCamera, SceneLight, SceneMeta, SceneObject
+from robokit.ros.bagwriter import intrinsics
 from robokit.sim.arm import compile_model
 from robokit.sim.scene import scene_xml
 from robokit.timeline import CameraInfo, PoseStream

@@ -35,13 +35,13 @@ class Reader(Protocol):
 
 # Built-in readers, imported on first use: "module:attribute". Add a format by adding a line here.
 _BUILTIN = (
-    "robokit.sources.mcap:MCAP_READER",
-    "robokit.sources.rosbag:ROSBAG2_READER",
-    "robokit.sources.rosbag:ROSBAG1_READER",
-    "robokit.sources.lerobot:LEROBOT_READER",
-    "robokit.sources.rlds:RLDS_READER",
-    "robokit.sources.viam:VIAM_READER",
-    "robokit.sources.hdf5:HDF5_READER",
+    "robokit.converters.mcap.reader:MCAP_READER",
+    "robokit.converters.rosbag.reader:ROSBAG2_READER",
+    "robokit.converters.rosbag.reader:ROSBAG1_READER",
+    "robokit.converters.lerobot.reader:LEROBOT_READER",
+    "robokit.converters.rlds.reader:RLDS_READER",
+    "robokit.converters.viam.reader:VIAM_READER",
+    "robokit.converters.hdf5.reader:HDF5_READER",
 )
 _registered: list[Reader] = []
 _loaded = False

@@ -181,7 +181,7 @@ class Episode:
         streams = self.streams
         if name in streams:
             return streams[name]
-        from robokit.derived import derive
+        from robokit.timeline.derived import derive
 
         derived = derive(self, name)
         if derived is None:

@@ -11,7 +11,7 @@ from robokit.cli import main
 from robokit.converters import consumers, get_converter
 from robokit.converters.consumers import Consumer, consumer_of
 from robokit.converters.options import WriterOptions
-from robokit.scene import load_scene
+from robokit.converters.scene import load_scene
 from robokit.timeline import ArrayFrameSource, Episode, EpisodeMeta, EventStream, ImageStream, NumericStream
 
 

@@ -10,7 +10,7 @@ import pytest
 from mcap.writer import CompressionType, Writer
 
 from robokit.cli import main
-from robokit.samples.bagwriter import START_NS, header, joint_state, typestore
+from robokit.ros.bagwriter import START_NS, header, joint_state, typestore
 
 JS = "sensor_msgs/msg/JointState"
 

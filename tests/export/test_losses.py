@@ -17,7 +17,7 @@ from rosbags.rosbag2 import Writer as Writer2
 import robokit
 from robokit.cli import main
 from robokit.export import export
-from robokit.samples.bagwriter import START_NS, header, joint_state, typestore
+from robokit.ros.bagwriter import START_NS, header, joint_state, typestore
 
 JS = "sensor_msgs/msg/JointState"
 

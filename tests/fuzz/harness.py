@@ -179,7 +179,7 @@ def run_isolated(seed: Seed, root: Path, work: Path, timeout: float) -> dict[str
 def preload() -> None:
     """Import the heavy libraries once, so every forked case starts warm."""
     import robokit.cli
-    import robokit.scene  # noqa: F401
+    import robokit.converters.scene  # noqa: F401
     from robokit.converters import get_converter
     from robokit.sources.registry import readers
 

@@ -113,7 +113,7 @@ def build_seeds(base: Path, with_fixtures: bool = True) -> list[Seed]:
     (base / "manifest" / "manifest.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     seeds.append(Seed("manifest", base / "manifest", "manifest.jsonl", manifest=True))
 
-    from robokit.scene.sample import write_sample_scene
+    from robokit.converters.scene.sample import write_sample_scene
 
     scene_yaml = write_sample_scene(base / "scene" / "scene", density=300.0)
     seeds.append(Seed("scene-yaml", base / "scene", "scene/scene.yaml", SCENE_FORMATS, scene=True))

@@ -153,7 +153,7 @@ def test_point_cloud_ply_is_named_a_point_cloud(seeds: dict[str, Seed], tmp_path
 
 
 def test_overflowing_splats_are_dropped_and_counted(seeds: dict[str, Seed], tmp_path: Path) -> None:
-    from robokit.scene.ply import read_header
+    from robokit.converters.scene.ply import read_header
 
     target = _case(seeds["ply-splat"], tmp_path)
     header = read_header(target)

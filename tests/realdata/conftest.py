@@ -67,7 +67,7 @@ _SIM_NS = 1_234_567_890  # header stamps: simulation time, 1.78e9 s before the l
 def write_odometry_mcap(out: Path) -> Path:
     """A differential-drive robot on a circle (yaw past ±π, so both quaternion signs), as a navigation stack records
     it: /odom Odometry at 30 Hz and /amcl_pose every 1.5 s, sim-time header stamps, jittered log times."""
-    from robokit.samples.bagwriter import BagWriter, header, typestore
+    from robokit.ros.bagwriter import BagWriter, header, typestore
 
     ts, rng = typestore(), np.random.default_rng(7)
     T = ts.types
@@ -104,7 +104,7 @@ def write_joy_bag(out: Path) -> Path:
     """A gamepad (8 axes, 11 buttons) published on change into a rosbag2 sqlite3 bag: 49 messages in 4 s."""
     from rosbags.rosbag2 import StoragePlugin, Writer
 
-    from robokit.samples.bagwriter import header, typestore
+    from robokit.ros.bagwriter import header, typestore
 
     ts, rng = typestore(), np.random.default_rng(11)
     log_ns = _WALL_NS + np.cumsum(rng.integers(20_000_000, 140_000_000, 49))

@@ -10,7 +10,7 @@ from scipy.spatial.transform import Rotation
 
 import robokit
 from robokit.errors import OptionError, RobokitError
-from robokit.samples.bagwriter import TOPIC_TYPES
+from robokit.ros.bagwriter import TOPIC_TYPES
 from robokit.sim.arm import compile_model
 from robokit.sim.ik import Kinematics
 from robokit.sim.policy import TASK, home_pose, plan_episode

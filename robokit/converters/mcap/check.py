@@ -16,7 +16,7 @@ from mcap.reader import NonSeekingReader, make_reader
 from mcap_protobuf.decoder import DecoderFactory as ProtobufDecoders
 from mcap_ros2.decoder import DecoderFactory as Ros2Decoders
 
-from robokit.sources.fields import frame_id, header_stamp, normalize_type, time_ns
+from robokit.ros.fields import frame_id, header_stamp, normalize_type, time_ns
 from robokit.sources.sniff import MCAP_MAGIC
 
 ENCODING_PAIRS = {("protobuf", "protobuf"), ("cdr", "ros2msg"), ("cdr", "ros2idl")}

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from robokit.converters.mcap.encoding import Kind
-from robokit.sources.mcap import CHANNELS_KEY, DERIVED_KEY
+from robokit.converters.mcap.reader import CHANNELS_KEY, DERIVED_KEY
 
 Messages = Callable[[], Iterator[tuple[int, bytes]]]  # → (time ns, serialised message), times non-decreasing
 

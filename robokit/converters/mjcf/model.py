@@ -15,9 +15,9 @@ import numpy as np
 import numpy.typing as npt
 import trimesh
 
+from robokit.converters.scene.model import Pose, SceneCamera, SceneLight
+from robokit.converters.scene.prepare import PreparedObject
 from robokit.frames import convert_pose_stream, to_order
-from robokit.scene.model import Pose, SceneCamera, SceneLight
-from robokit.scene.prepare import PreparedObject
 
 CONVENTION = "mujoco"  # Z-up FLU world, camera looks along −Z with +Y up
 ASSETS = "assets"

@@ -15,11 +15,11 @@ import numpy as np
 from robokit.converters.mjcf import model as mjcf
 from robokit.converters.options import WriterOptions
 from robokit.converters.registry import WriteResult
-from robokit.converters.scene_base import SceneConverter
+from robokit.converters.scene.model import Scene
+from robokit.converters.scene.options import SCENE_OPTIONS, SceneOptions
+from robokit.converters.scene.prepare import PreparedScene, prepare_scene
+from robokit.converters.scene.writer import SceneConverter
 from robokit.converters.staging import staged_dir
-from robokit.scene.model import Scene
-from robokit.scene.options import SCENE_OPTIONS, SceneOptions
-from robokit.scene.prepare import PreparedScene, prepare_scene
 
 
 class MjcfWriter(SceneConverter):

@@ -11,8 +11,8 @@ from robokit.converters.consumers import TFDS
 from robokit.converters.images import frame_layout
 from robokit.converters.rlds.example import Value, decode_example
 from robokit.converters.rlds.features import Leaf
+from robokit.converters.rlds.reader import RldsDataset, encoded_frame, load_dataset, step_count, version_dirs
 from robokit.errors import SourceError
-from robokit.sources.rlds import RldsDataset, encoded_frame, load_dataset, step_count, version_dirs
 
 
 def _record_problems(ds: RldsDataset, where: str, values: dict[str, Value]) -> list[str]:

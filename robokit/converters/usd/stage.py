@@ -17,10 +17,10 @@ from pxr import Gf, Usd, UsdGeom, UsdLux, UsdPhysics, UsdVol, Vt
 from scipy.spatial.transform import Rotation
 
 from robokit.converters.prepare import estimate_rate
+from robokit.converters.scene.model import Pose, SceneCamera, SceneLight, SplatSet
+from robokit.converters.scene.ply import SH_C0
+from robokit.converters.scene.prepare import PreparedObject
 from robokit.frames import convert_pose_stream
-from robokit.scene.model import Pose, SceneCamera, SceneLight, SplatSet
-from robokit.scene.ply import SH_C0
-from robokit.scene.prepare import PreparedObject
 
 CONVENTION = "isaac"  # Z-up FLU world, USD camera axes (x right, y up, looking along −Z)
 DISTANT_INTENSITY = 1000.0  # UsdLux intensity of a light with intensity 1 (approximate daylight in Isaac Sim)

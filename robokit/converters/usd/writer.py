@@ -8,13 +8,13 @@ from pxr import Sdf, UsdGeom, UsdUtils
 
 from robokit.converters.options import WriterOptions
 from robokit.converters.registry import ExtraOption, WriteResult
-from robokit.converters.scene_base import SceneConverter
+from robokit.converters.scene.model import Scene
+from robokit.converters.scene.options import SCENE_OPTIONS, SceneOptions
+from robokit.converters.scene.prepare import PreparedScene, prepare_scene
+from robokit.converters.scene.writer import SceneConverter
 from robokit.converters.staging import staged_dir
 from robokit.converters.usd import stage as build
 from robokit.errors import OptionError
-from robokit.scene.model import Scene
-from robokit.scene.options import SCENE_OPTIONS, SceneOptions
-from robokit.scene.prepare import PreparedScene, prepare_scene
 
 USD_FORMATS = ("usda", "usdc", "usdz")
 LARGE_SPLAT_COUNT = 500_000

@@ -19,6 +19,7 @@ from robokit.converters.options import WriterOptions
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.staging import staged_dir
 from robokit.converters.streaming import Encoded, EpisodeContext, accepted, write_streaming
+from robokit.converters.viam.layout import DATA_DIR, JSONL, ROBOKIT_KEY, go_time, rfc3339
 from robokit.converters.viam.records import (
     DATASET_ID,
     IMAGE_FORMAT,
@@ -32,7 +33,6 @@ from robokit.converters.viam.records import (
     trace,
 )
 from robokit.timeline import Episode
-from robokit.viam.layout import DATA_DIR, JSONL, ROBOKIT_KEY, go_time, rfc3339
 
 ONLY_JSONL = ExtraOption("only_jsonl", bool, False, "Write dataset.jsonl only, without the image files.")
 

@@ -13,8 +13,8 @@ from typing import Any
 import pyarrow as pa
 
 from robokit.converters.consumers import PANDAS
+from robokit.converters.viam.layout import BINARY_TABLE, DATA_DIR, JSONL, SEQUENCE_DATA_DIR, TABLES, parse_time
 from robokit.errors import RobokitError
-from robokit.viam.layout import BINARY_TABLE, DATA_DIR, JSONL, SEQUENCE_DATA_DIR, TABLES, parse_time
 
 _LINE_KEYS = {"image_path": str, "classification_annotations": list, "bounding_box_annotations": list,
               "timestamp": str, "binary_data_id": str, "part_id": str, "component_name": str}
@@ -48,7 +48,7 @@ def _line_problems(number: int, obj: Any) -> list[str]:
 
 def check_binary(root: Path) -> list[str]:
     """Problems of a binary export (empty: it passed): every line a Viam image record, every file readable."""
-    from robokit.sources.viam import read_binary
+    from robokit.converters.viam.reader import read_binary
 
     jsonl = root / JSONL
     if not jsonl.is_file():
@@ -99,7 +99,7 @@ def check_sequence(root: Path) -> list[str]:
     """Problems of a sequence export (empty: it passed): the zip's tables, their join, the image files."""
     import pyarrow.parquet as pq
 
-    from robokit.sources.viam import read_sequence, sequence_exports
+    from robokit.converters.viam.reader import read_sequence, sequence_exports
 
     zips = sorted(root.glob("*.zip"))
     if len(zips) != 1:

@@ -27,11 +27,11 @@ from robokit.converters.images import (
 from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import select_cameras
 from robokit.converters.registry import ExtraOption
+from robokit.converters.viam.layout import slug
 from robokit.errors import ConversionError, OptionError
 from robokit.timeline import Episode, EventStream, ImageStream
 from robokit.timeline.depth import millimetre_stream
 from robokit.timeline.detections import Box, decode_boxes, is_detection_channel
-from robokit.viam.layout import slug
 
 
 def dataset_id(value: object) -> str:

@@ -29,6 +29,17 @@ from robokit.converters.options import WriterOptions
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.staging import staged_dir
 from robokit.converters.streaming import Encoded, EpisodeContext, accepted, write_streaming
+from robokit.converters.viam.layout import (
+    BINARY_TABLE,
+    IMAGE_METHOD,
+    SEQUENCE_DATA_DIR,
+    SEQUENCES_TABLE,
+    TABLES,
+    TABULAR_TABLE,
+    TIME_UNITS,
+    ns_per,
+    resource,
+)
 from robokit.converters.viam.records import (
     DATASET_ID,
     IMAGE_FORMAT,
@@ -43,17 +54,6 @@ from robokit.converters.viam.records import (
 from robokit.errors import OptionError
 from robokit.timeline import Episode, EventStream, ImageStream, NumericStream, PoseStream, Stream
 from robokit.timeline.detections import is_detection_channel
-from robokit.viam.layout import (
-    BINARY_TABLE,
-    IMAGE_METHOD,
-    SEQUENCE_DATA_DIR,
-    SEQUENCES_TABLE,
-    TABLES,
-    TABULAR_TABLE,
-    TIME_UNITS,
-    ns_per,
-    resource,
-)
 
 ONLY_PARQUET = ExtraOption("only_parquet", bool, False, "Write the zip of Parquet files only, without the images.")
 TIME_UNIT = ExtraOption("time_unit", str, "us", "Timestamp unit: us (Viam's schema) or ns (lossless).", TIME_UNITS)

@@ -18,7 +18,7 @@ from robokit.converters.mcap import images
 from robokit.converters.mcap.plan import align
 from robokit.converters.options import WriterOptions
 from robokit.errors import ChannelError, ConversionError, OptionError
-from robokit.sources.fields import frame_id, header_stamp, time_ns
+from robokit.ros.fields import frame_id, header_stamp, time_ns
 from robokit.timeline import EventStream, Frame, ImageStream
 from robokit.timeline.images import ArrayFrameSource, encode_image
 

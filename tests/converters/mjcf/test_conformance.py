@@ -10,8 +10,8 @@ import trimesh
 
 from robokit.converters import get_converter
 from robokit.converters.options import WriterOptions
-from robokit.scene import Pose, Scene, SceneCamera, SceneObject
-from robokit.scene.description import look_at
+from robokit.converters.scene import Pose, Scene, SceneCamera, SceneObject
+from robokit.converters.scene.description import look_at
 from robokit.timeline import CameraInfo, PoseStream
 
 pytestmark = pytest.mark.conformance

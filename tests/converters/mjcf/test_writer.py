@@ -12,9 +12,9 @@ from scipy.spatial.transform import Rotation
 from robokit.converters import WriteResult, get_converter
 from robokit.converters.mjcf.check import captured_warnings
 from robokit.converters.options import WriterOptions
+from robokit.converters.scene import Pose, Scene, SceneObject, load_scene
+from robokit.converters.scene.sample import BIN_SIZE, BIN_WALL, CUBE_SIZE, TABLE_HEIGHT, open_box
 from robokit.errors import ConversionError
-from robokit.scene import Pose, Scene, SceneObject, load_scene
-from robokit.scene.sample import BIN_SIZE, BIN_WALL, CUBE_SIZE, TABLE_HEIGHT, open_box
 
 
 def _compile(mjcf_dir: Path) -> tuple[mujoco.MjModel, mujoco.MjData, list[str]]:

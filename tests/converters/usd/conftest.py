@@ -9,7 +9,7 @@ import pytest
 import robokit
 from robokit.converters import WriteResult, get_converter
 from robokit.converters.options import WriterOptions
-from robokit.scene import load_scene, write_sample_scene
+from robokit.converters.scene import load_scene, write_sample_scene
 
 
 @pytest.fixture(scope="session")

@@ -11,8 +11,8 @@ from pxr import Gf, Usd, UsdGeom, UsdPhysics, UsdValidation, UsdVol
 
 from robokit.converters import WriteResult, get_converter
 from robokit.converters.options import WriterOptions
+from robokit.converters.scene import load_scene, read_splat_ply
 from robokit.errors import ConversionError, OptionError
-from robokit.scene import load_scene, read_splat_ply
 
 
 def _open(usd_dir: Path) -> Usd.Stage:

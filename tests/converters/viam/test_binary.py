@@ -12,10 +12,10 @@ import pytest
 import robokit
 from robokit.converters import get_converter
 from robokit.converters.options import WriterOptions
+from robokit.converters.viam.layout import parse_time
 from robokit.errors import ChannelError, ConversionError, OptionError
 from robokit.timeline import Episode, ImageStream
 from robokit.timeline.detections import decode_boxes
-from robokit.viam.layout import parse_time
 
 
 def lines(root: Path) -> list[dict[str, Any]]:
@@ -115,7 +115,7 @@ def test_camera_selection_resize_and_overwrite(tmp_path: Path, sample_bag: Path)
 
 
 def test_time_text() -> None:
-    from robokit.viam.layout import go_time, rfc3339
+    from robokit.converters.viam.layout import go_time, rfc3339
 
     t0 = 1_767_225_600_123_456_789
     assert go_time(t0) == "2026-01-01 00:00:00.123456789 +0000 UTC"

@@ -1,0 +1,315 @@
+"""ROS 1 bags and ROS 2 sqlite3 bags via rosbags, types registered per connection so a bad one skips only its topic.
+
+Storage files are opened one by one: rosbags' directory reader yields nothing on a metadata QoS mismatch.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+from collections.abc import Callable, Generator, Iterator, Sequence
+from contextlib import contextmanager
+from functools import partial
+from io import BytesIO
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rosbags.interfaces import Connection, MessageDefinitionFormat
+from rosbags.rosbag1 import Reader as Reader1
+from rosbags.rosbag1.reader import Header, RecordType, read_bytes, read_uint32
+from rosbags.rosbag2 import Reader as Reader2
+
+from robokit.converters.rosbag import ros1scan
+from robokit.digest import source_digest
+from robokit.errors import SourceError
+from robokit.ros.bagdir import METADATA, Decompress, check_bag_counts, read_bag_dir
+from robokit.ros.collect import Collector, Decode, Loaded
+from robokit.ros.pixels import image_frame
+from robokit.ros.ros_types import ros_decoder
+from robokit.sources.framesource import TopicFrames
+from robokit.sources.registry import ReadOptions
+from robokit.sources.sniff import is_rosbag1, is_sqlite
+from robokit.timeline import Episode, EpisodeMeta, Frame, FrameSource
+
+Item = tuple[Connection, int, bytes]
+_FORMATS = {MessageDefinitionFormat.MSG: "msg", MessageDefinitionFormat.IDL: "idl"}
+
+
+@contextmanager
+def _open(path: Path, ros1: bool) -> Iterator[Any]:
+    """An open rosbags reader; anything that is not a readable bag becomes a SourceError naming the file."""
+    kind = "ROS 1 bag" if ros1 else "ROS 2 sqlite3 storage file"
+    try:
+        reader: Any = Reader1(path) if ros1 else Reader2(path)
+        reader.open()
+    except Exception as err:
+        raise SourceError(f"{path}: not a readable {kind} ({type(err).__name__}: {err})") from err
+    try:
+        yield reader
+    finally:
+        reader.close()
+
+
+def connection_decoder(conn: Connection, ros1: bool, decompress: Decompress) -> Decode:
+    """raw → object for one connection, from its stored definition (ROS 2: standard types when none)."""
+    fmt = _FORMATS.get(conn.msgdef.format, "")
+    decode = ros_decoder(conn.msgtype, conn.msgdef.data if fmt else "", fmt, "ros1" if ros1 else "cdr")
+    if decompress is None:
+        return decode
+    return lambda raw: decode(decompress(raw))
+
+
+class _Decoders:
+    """Decoders keyed by type and definition, shared by the connections of all storage files."""
+
+    def __init__(self, ros1: bool, decompress: Decompress) -> None:
+        self._ros1 = ros1
+        self._decompress = decompress
+        self._cache: dict[tuple[str, Any], Decode] = {}
+
+    def get(self, conn: Connection) -> Decode:
+        key = (conn.msgtype, conn.msgdef)
+        decode = self._cache.get(key)
+        if decode is None:
+            decode = self._cache[key] = connection_decoder(conn, self._ros1, self._decompress)
+        return decode
+
+
+def _ros1_messages(
+    reader: Any, conns: list[Connection], start: int | None, damaged: Callable[[str], None] | None = None
+) -> Generator[Item, None, None]:
+    """rosbags' ROS 1 message loop, but a chunk that does not decompress to its recorded size or whose
+    records do not parse is skipped (told to `damaged` with its offset and messages) and the rest read."""
+    by_id = {c.id: c for c in reader.connections}
+    entries = heapq.merge(*(reader.indexes[c.id] for c in conns))
+    bad: set[int] = set()
+    pos, data = -1, BytesIO()
+    for entry in entries:
+        if (start is not None and entry.time < start) or entry.chunk_pos in bad:
+            continue
+        try:
+            if entry.chunk_pos != pos:
+                pos, data = entry.chunk_pos, BytesIO(_ros1_chunk(reader, entry.chunk_pos))
+            data.seek(entry.offset)
+            header = Header.read(data)
+            while header.get_uint8("op") == RecordType.CONNECTION:
+                data.seek(read_uint32(data), os.SEEK_CUR)
+                header = Header.read(data)
+            if header.get_uint8("op") != RecordType.MSGDATA:
+                raise ValueError("no message data at its index offset")
+            raw = read_bytes(data, read_uint32(data))
+            conn = by_id[header.get_uint32("conn")]
+        except Exception as err:
+            bad.add(entry.chunk_pos)
+            if damaged is not None:
+                lost = sum(1 for c in conns for e in reader.indexes[c.id] if e.chunk_pos == entry.chunk_pos)
+                damaged(f"damaged chunk at byte {entry.chunk_pos} skipped, up to {lost} messages "
+                        f"({type(err).__name__}: {err})")
+            continue
+        yield conn, entry.time, raw
+
+
+def _ros1_chunk(reader: Any, pos: int) -> bytes:
+    """The decompressed records of the chunk at `pos`; raises unless they have the size its header records."""
+    reader.bio.seek(pos)
+    size = Header.read(reader.bio, RecordType.CHUNK).get_uint32("size")
+    chunk = reader.chunks[pos]
+    reader.bio.seek(chunk.datapos)
+    raw: bytes = chunk.decompressor(read_bytes(reader.bio, chunk.datasize))
+    if len(raw) != size:
+        raise ValueError(f"chunk holds {len(raw)} bytes, its header says {size}")
+    return raw
+
+
+def _messages(
+    reader: Any, ros1: bool, conns: list[Connection], start: int | None, damaged: Callable[[str], None] | None = None
+) -> Iterator[Item]:
+    """A storage file's messages of `conns` in log-time order (ROS 1: damaged chunks skipped)."""
+    if ros1:
+        return _ros1_messages(reader, conns, start, damaged)
+    return iter(reader.messages(connections=conns, start=start))
+
+
+def _recorded_count(reader: Any, ros1: bool, conn: Connection) -> int:
+    """Messages the storage file records for a connection (ROS 1: index entries or chunk info counts, the larger)."""
+    if not ros1:
+        return int(conn.msgcount)
+    return int(max(conn.msgcount, sum(info.connection_counts.get(conn.id, 0) for info in reader.chunk_infos)))
+
+
+def _declare(conn: Connection, col: Collector, decoders: _Decoders) -> Decode | None:
+    """Tell `col` about a connection; its decoder when the topic is wanted and decodable, else None."""
+    if not col.declare(conn.topic, conn.msgtype or ""):  # a damaged bag2 database may hold a NULL type
+        return None
+    try:
+        return decoders.get(conn)
+    except Exception as err:
+        col.reject(conn.topic, f"cannot decode {conn.msgtype}: {type(err).__name__}: {err}")
+        return None
+
+
+def _index_file(path: Path, reader: Any, ros1: bool, col: Collector, decoders: _Decoders, check: bool) -> None:
+    """Read one storage file's wanted messages into `col`; with `check`, compare them with its counts."""
+    by_connection: dict[int, Decode | None] = {}
+    for conn in reader.connections:
+        by_connection[conn.id] = _declare(conn, col, decoders)
+    wanted = set(col.wanted())
+    for conn in reader.connections:
+        if conn.topic not in wanted:
+            col.add_count(conn.topic, conn.msgcount)
+    if conns := [c for c in reader.connections if c.topic in wanted]:
+        before = col.counts()
+
+        def damaged(what: str) -> None:
+            col.lose("", f"{path.name}: {what}")
+
+        try:
+            for conn, log_time, raw in _messages(reader, ros1, conns, None, damaged):
+                col.feed(conn.topic, log_time, raw, by_connection[conn.id])
+        except Exception as err:  # a damaged row: keep the messages before it
+            col.stopped(path.name, err)
+        if check:
+            expected: dict[str, int] = {}
+            for c in conns:
+                expected[c.topic] = expected.get(c.topic, 0) + _recorded_count(reader, ros1, c)
+            after = col.counts()
+            col.expect(expected, {t: after.get(t, 0) - before.get(t, 0) for t in expected}, f"{path.name}'s index")
+
+
+def _unindexed(path: Path, ros1: bool) -> str:
+    """Why a ROS 1 bag must be read by a linear scan (no usable index: unfinished or cut), "" when it need not."""
+    if not ros1:
+        return ""
+    try:
+        with _open(path, ros1):
+            return ""
+    except SourceError as err:
+        return str(err).removeprefix(f"{path}: ")
+
+
+def _scan_file(path: Path, why: str, col: Collector, decoders: _Decoders) -> None:
+    """Read an unindexed ROS 1 bag into `col` in file order (no index: nothing to compare counts with)."""
+    by_connection: dict[int, Decode | None] = {}
+
+    def declare(conn: Connection) -> None:
+        by_connection[conn.id] = _declare(conn, col, decoders)
+
+    def lost(what: str) -> None:
+        col.lose("", f"{path.name}: {what}")
+
+    col.warnings.append(f"{path.name}: {why}; read by a linear scan")
+    for conn, log_time, raw in ros1scan.scan(path, declare, lost):
+        col.feed(conn.topic, log_time, raw, by_connection[conn.id])
+
+
+def scan_topic(
+    files: Sequence[Path], ros1: bool, linear: set[Path], topic: str, start: int | None
+) -> Generator[Item, None, None]:
+    """The topic's messages in index-pass order (log time; file order in `linear` files), from `start` on."""
+    for path in files:
+        if path in linear:
+            yield from (m for m in ros1scan.scan(path) if m[0].topic == topic and (start is None or m[1] >= start))
+            continue
+        with _open(path, ros1) as reader:
+            if conns := [c for c in reader.connections if c.topic == topic]:
+                yield from _messages(reader, ros1, conns, start)
+
+
+def _frame(decoders: _Decoders, msgtype: str, item: Item) -> Frame:
+    return image_frame(decoders.get(item[0])(item[2]), msgtype)
+
+
+def load(
+    files: Sequence[Path],
+    ros1: bool,
+    mapping: dict[str, str],
+    decompress: Decompress,
+    label: str,
+    bag_counts: dict[str, int] | None = None,
+) -> Loaded:
+    """The index pass over a bag (one or more storage files in order).
+
+    What was read is compared with `bag_counts` (a ROS 2 bag's metadata.yaml), else with each file's own
+    counts (a ROS 1 bag's index)."""
+    decoders = _Decoders(ros1, decompress)
+    linear: set[Path] = set()  # ROS 1 files without a usable index, read by a linear scan
+
+    def frames(topic: str, msgtype: str, log_times: np.ndarray) -> FrameSource:
+        return TopicFrames(
+            partial(scan_topic, files, ros1, linear, topic), partial(_frame, decoders, msgtype), log_times,
+            f"{label} {topic}",
+        )
+
+    col = Collector(mapping, frames)
+    for path in files:
+        if why := _unindexed(path, ros1):
+            linear.add(path)
+            _scan_file(path, why, col, decoders)
+            continue
+        with _open(path, ros1) as reader:
+            _index_file(path, reader, ros1, col, decoders, bag_counts is None)
+    if bag_counts is not None:
+        check_bag_counts(col, bag_counts)
+    return col.finish()
+
+
+def _episode(
+    path: Path,
+    files: list[Path],
+    digested: list[Path],
+    fmt: str,
+    ros1: bool,
+    decompress: Decompress,
+    options: ReadOptions,
+    bag_counts: dict[str, int] | None = None,
+) -> Episode:
+    for f in files:  # a ROS 1 bag without a usable index is scanned when its header is intact
+        if (why := _unindexed(f, ros1)) and not ros1scan.has_bag_header(f):
+            raise SourceError(f"{f}: {why}")
+        if not ros1:
+            with _open(f, ros1):
+                pass
+    meta = EpisodeMeta(
+        source_uri=str(path.resolve()),
+        episode_id=path.name if path.is_dir() else path.stem,
+        source_version=source_digest(digested),
+        source_format=fmt,
+    )
+    return Episode(meta, loader=partial(load, files, ros1, dict(options.mapping), decompress, str(path), bag_counts))
+
+
+class Rosbag1Format:
+    """Reader for ROS 1 bags (`#ROSBAG V2.0`, indexed)."""
+
+    name = "rosbag1"
+    description = "ROS 1 bag (.bag)"
+
+    def sniff(self, path: Path) -> bool:
+        return is_rosbag1(path)
+
+    def read(self, path: Path, options: ReadOptions) -> list[Episode]:
+        return [_episode(path, [path], [path], "rosbag1", True, None, options)]
+
+
+class Rosbag2Format:
+    """Reader for ROS 2 bags in sqlite3 storage: a bag directory or a bare `.db3` file."""
+
+    name = "rosbag2"
+    description = "ROS 2 bag (directory with metadata.yaml, or .db3)"
+
+    def sniff(self, path: Path) -> bool:
+        return is_sqlite(path) or (path / METADATA).is_file()
+
+    def read(self, path: Path, options: ReadOptions) -> list[Episode]:
+        bag = read_bag_dir(path)
+        if bag is None:
+            return [_episode(path, [path], [path], "rosbag2-sqlite3", False, None, options)]
+        bag.check("sqlite3")
+        files = list(bag.files)
+        digested, counts = [bag.metadata, *files], dict(bag.counts)
+        return [_episode(path, files, digested, "rosbag2-sqlite3", False, bag.decompressor(), options, counts)]
+
+
+ROSBAG1_READER = Rosbag1Format()
+ROSBAG2_READER = Rosbag2Format()

@@ -1,0 +1,90 @@
+"""Image messages → Frames: raw encodings decoded (row padding, byte order, bgr), JPEG/PNG bytes kept."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from robokit.ros.depth import depth_frame, is_compressed_depth, probe_depth
+from robokit.ros.fields import UnsupportedMessage, as_bytes
+from robokit.timeline import Frame
+
+# encoding → (dtype, channels, encoding of the decoded frame)
+RAW_LAYOUTS: dict[str, tuple[str, int, str]] = {
+    "rgb8": ("u1", 3, "rgb8"),
+    "bgr8": ("u1", 3, "rgb8"),
+    "8UC3": ("u1", 3, "rgb8"),
+    "rgba8": ("u1", 4, "rgba8"),
+    "bgra8": ("u1", 4, "rgba8"),
+    "mono8": ("u1", 1, "mono8"),
+    "8UC1": ("u1", 1, "mono8"),
+    "mono16": ("u2", 1, "mono16"),
+    "16UC1": ("u2", 1, "16UC1"),
+    "32FC1": ("f4", 1, "32FC1"),
+}
+_BGR = ("bgr8", "bgra8")
+_PIL_ENCODINGS = {"L": "mono8", "I;16": "16UC1", "I;16B": "16UC1", "I": "16UC1", "RGBA": "rgba8"}
+_PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+_JPEG_MAGIC = b"\xff\xd8"
+COMPRESSED_TYPES = ("sensor_msgs/msg/CompressedImage", "foxglove.CompressedImage")
+
+
+def raw_pixels(msg: Any) -> np.ndarray:
+    """A raw image as (H, W[, C]) in native byte order: row padding (`step`) dropped, bgr → rgb."""
+    encoding = str(msg.encoding)
+    if encoding not in RAW_LAYOUTS:
+        raise UnsupportedMessage(f"unsupported image encoding {encoding!r}")
+    dtype, channels, _ = RAW_LAYOUTS[encoding]
+    height, width = int(msg.height), int(msg.width)
+    row = width * channels * int(dtype[1])
+    step = int(msg.step) or row
+    data = msg.data
+    buf = data.view(np.uint8).reshape(-1) if isinstance(data, np.ndarray) else np.frombuffer(as_bytes(data), np.uint8)
+    if step < row or buf.size < height * step:
+        raise ValueError(f"image data of {buf.size} bytes is too short for {width}x{height} {encoding} step {step}")
+    rows = np.ascontiguousarray(buf[: height * step].reshape(height, step)[:, :row])
+    order = ">" if int(getattr(msg, "is_bigendian", 0) or 0) else "<"
+    pixels = rows.view(np.dtype(order + dtype)).reshape((height, width, channels) if channels > 1 else (height, width))
+    pixels = pixels.astype(np.dtype(dtype).newbyteorder("="), copy=not pixels.flags.writeable)
+    if encoding in _BGR:
+        pixels = pixels[..., [2, 1, 0, 3][:channels]]
+    return pixels
+
+
+def encoded_bytes(msg: Any) -> tuple[str, bytes]:
+    """(jpeg|png, bytes) of a compressed image; ROS `compressedDepth` loses its 12-byte header."""
+    data = as_bytes(msg.data)
+    if data.startswith(_JPEG_MAGIC):
+        return "jpeg", data
+    if data.startswith(_PNG_MAGIC):
+        return "png", data
+    if data[12:20] == _PNG_MAGIC:
+        return "png", data[12:]
+    raise UnsupportedMessage(f"unsupported compressed image format {getattr(msg, 'format', '')!r}")
+
+
+def image_frame(msg: Any, msgtype: str) -> Frame:
+    """One image message as a Frame: JPEG/PNG bytes kept as they are, raw images decoded."""
+    if msgtype in COMPRESSED_TYPES:
+        if is_compressed_depth(msg):
+            return depth_frame(msg)
+        fmt, data = encoded_bytes(msg)
+        return Frame(fmt, data=data)
+    return Frame("raw", pixels=raw_pixels(msg))
+
+
+def probe(msg: Any, msgtype: str) -> tuple[int, int, str, str]:
+    """(width, height, decoded encoding, storage format) of a first frame, without keeping pixels."""
+    if msgtype in COMPRESSED_TYPES:
+        if is_compressed_depth(msg):
+            return probe_depth(msg)
+        fmt, data = encoded_bytes(msg)
+        with Image.open(io.BytesIO(data)) as im:
+            return im.width, im.height, _PIL_ENCODINGS.get(im.mode, "rgb8"), fmt
+    encoding = str(msg.encoding)
+    if encoding not in RAW_LAYOUTS:
+        raise UnsupportedMessage(f"unsupported image encoding {encoding!r}")
+    return int(msg.width), int(msg.height), RAW_LAYOUTS[encoding][2], "raw"

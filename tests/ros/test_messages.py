@@ -1,0 +1,84 @@
+"""Message objects → samples: the clock choice, joint states mapped by name, unmapped types."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robokit.ros import messages
+from robokit.ros.fields import wrap_json
+
+
+def test_clock_choice() -> None:
+    def clock(stamps: list[int], logs: list[int]) -> tuple[list[int], str]:
+        c = messages.Clock()
+        for s, t in zip(stamps, logs, strict=True):
+            c.add(s, t)
+        times, source = c.resolve()
+        return times.tolist(), source
+
+    s = 10**18
+    assert clock([s, s + 10], [s + 5, s + 15]) == ([s, s + 10], "header")
+    assert clock([0, s + 10], [s + 5, s + 15]) == ([s + 5, s + 15], "log")  # one zero stamp
+    assert clock([100, 200], [s, s + 100]) == ([s, s + 100], "log")  # sim time vs wall clock
+    assert clock([], []) == ([], "log")
+
+
+def test_joint_state_by_name_and_json() -> None:
+    b = messages.builder_for("/joint_states", "sensor_msgs/msg/JointState")
+    assert b is not None
+    msg = wrap_json
+    b.add(msg({"name": ["a", "b"], "position": [1, 2], "velocity": [], "effort": []}), 10, 0)
+    b.add(msg({"name": ["b", "a", "z"], "position": [4, 3, 9], "velocity": [], "effort": [1, 1, 1]}), 20, 1)
+    streams = {s.name: s for s in b.build()}
+    assert set(streams) == {"joints/position", "joints/effort"}
+    assert streams["joints/position"].values.tolist() == [[1, 2], [3, 4]]
+    assert np.isnan(streams["joints/effort"].values[0]).all() and streams["joints/effort"].values[1].tolist() == [1, 1]
+    assert any("'z'" in w for w in b.warnings)
+
+
+def test_unmapped_type_has_no_builder() -> None:
+    assert messages.builder_for("/x", "turtlesim/msg/Pose") is None
+
+
+def test_clock_notes_sim_time_and_stamps_near_zero() -> None:
+    s = 10**18
+    sim = messages.Clock()
+    for i in range(3):
+        sim.add(100 + i, s + i)
+    assert sim.resolve()[1] == "log" and "header stamps are 1e+09 s from the log time" in sim.notes("/odom")[0]
+    zero = messages.Clock()
+    for i in range(3):
+        zero.add(0, i * 10**9)
+    (note,) = zero.notes("foo")
+    assert note.startswith("foo: log timestamps near zero") and note.endswith("last at 2.000 s); kept as recorded")
+
+
+def test_plain_types_have_builders() -> None:
+    for msgtype in ("std_msgs/msg/Float64", "std_msgs/msg/UInt8MultiArray", "sensor_msgs/msg/Joy",
+                    "trajectory_msgs/msg/JointTrajectory", "sensor_msgs/msg/NavSatFix", "foxglove.LocationFix"):
+        assert messages.builder_for("/x", msgtype) is not None
+    b = messages.builder_for("/bytes", "std_msgs/msg/UInt8MultiArray")
+    assert b is not None
+    b.add(wrap_json({"data": b"\x01\x02"}), 5, 0)
+    (stream,) = b.build()
+    assert stream.name == "bytes/data" and stream.values.tolist() == [[1, 2]]
+
+
+def test_header_stamps_that_do_not_advance_are_not_the_clock() -> None:
+    """A driver stamping every message with one time would squeeze the stream into nanoseconds."""
+    c = messages.Clock()
+    for i in range(5):
+        c.add(10**18, 10**18 + i * 10**8)
+    assert c.resolve()[1] == "log"
+    assert c.notes("/x") == ["/x: header stamps do not advance with the log time; using the log time"]
+
+
+def test_foxglove_location_fix_is_a_fix() -> None:
+    b = messages.builder_for("/gps", "foxglove.LocationFix")
+    assert b is not None
+    for i in range(2):
+        fix = {"timestamp": {"sec": 100 + i, "nsec": 0}, "latitude": 48.1 + i, "longitude": 11.6, "altitude": 520}
+        b.add(wrap_json(fix), (100 + i) * 10**9 + 5, i)
+    (stream,) = b.build()
+    assert stream.name == "gps/fix" and stream.values.tolist() == [[48.1, 11.6, 520], [49.1, 11.6, 520]]
+    assert stream.timestamps.tolist() == [100 * 10**9, 101 * 10**9] and stream.origin.time_source == "header"
