@@ -183,3 +183,12 @@ def test_lerobot_depth_reads_back_and_round_trips(exported: Path, expected: dict
     assert export([exported / "lerobot"], ["lerobot"], tmp_path, use_cache=False).status == "done"
     again = json.loads((tmp_path / "lerobot" / "meta" / "info.json").read_text())["features"]
     assert all(again[f"observation.images.{cam}_depth"]["info"]["is_depth_map"] for cam in CAMERAS)
+
+
+def test_colour_video_refuses_depth_frames() -> None:
+    from robokit.converters.video import VideoEncoder, VideoSettings
+    from robokit.errors import ConversionError
+
+    encoder = VideoEncoder(io.BytesIO(), 16, 16, 10, VideoSettings(codec="h264"))
+    with pytest.raises(ConversionError, match="8-bit frames only"):
+        encoder.add(np.zeros((16, 16), np.uint16))
