@@ -39,3 +39,35 @@ def test_lerobot_dataset_returns_depth_in_millimetres(tmp_path: Path, monkeypatc
             assert np.all(np.abs(got[0] - want) <= 0.01 * want), (cam, t)
     meters = LeRobotDataset("robokit/depth", root=tmp_path / "out" / "lerobot", depth_output_unit="m")
     assert float(meters[0]["observation.images.front_depth"].max()) < 10.0
+
+
+def test_robokit_reads_depth_that_lerobot_wrote(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """lerobot's own depth recording (its encoder defaults: depth_min 0.01 m, B-frames) read by robokit as the
+    millimetres `LeRobotDataset` returns, and re-exported so that lerobot reads it back within 1 %."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    from robokit.samples.depthbag import depth_mm
+
+    key = "observation.images.cam_depth"
+    features = {key: {"dtype": "video", "shape": (HEIGHT, WIDTH, 1), "names": ["height", "width", "channels"],
+                      "info": {"is_depth_map": True}},
+                "observation.state": {"dtype": "float32", "shape": (2,), "names": ["a", "b"]}}
+    root = tmp_path / "recorded"
+    recorded = LeRobotDataset.create("lerobot/depth", fps=10, root=root, features=features, use_videos=True)
+    for t in range(FRAMES):
+        recorded.add_frame({key: depth_mm(t)[..., None], "observation.state": np.full(2, t, np.float32),
+                            "task": "look"})
+    recorded.save_episode()
+    recorded.finalize()
+    ours = robokit.open(root)[0].streams["cam/depth"]
+    assert isinstance(ours, ImageStream) and ours.encoding == "16UC1"
+    theirs = LeRobotDataset("lerobot/depth", root=root)
+    for t, frame in enumerate(ours.frames()):
+        assert np.abs(frame.array().astype(np.float64) - theirs[t][key].numpy()[0]).max() <= 1
+    assert export([root], ["lerobot"], tmp_path / "out", use_cache=False).status == "done"
+    again = LeRobotDataset("robokit/depth", root=tmp_path / "out" / "lerobot")
+    for t in range(FRAMES):
+        want, got = theirs[t][key].numpy()[0], again[t][key].numpy()[0]
+        assert np.all(np.abs(got - want) <= 0.01 * want + 1)
