@@ -197,7 +197,11 @@ def _vector(stream: Stream, options: WriterOptions) -> NumericStream | None:
 
 
 def _sized(stream: Stream, options: WriterOptions) -> ImageStream:
+    """A camera as writers store it: depth in uint16 millimetres, resized when asked (nearest for depth)."""
+    from robokit.timeline.depth import millimetre_stream
+
     assert isinstance(stream, ImageStream)
+    stream = millimetre_stream(stream)
     return stream.resized(*options.image_size) if options.image_size else stream
 
 

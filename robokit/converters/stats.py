@@ -6,6 +6,7 @@ sampled, strided frames, so quantiles stay exact for the sampled pixels and epis
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any
 
@@ -28,12 +29,14 @@ def vector_stats(values: np.ndarray) -> dict[str, np.ndarray]:
 
 
 class ImageStats:
-    """Per-channel histograms of uint8 frames; `stats()` gives (C, 1, 1) values in [0, 1]."""
+    """Per-channel histograms of uint8 frames; `stats()` gives (C, 1, 1) values in [0, 1]. Depth frames use
+    `bins=65536, scale=1`: uint16 millimetres, stats in millimetres."""
 
-    def __init__(self, channels: int = 3, max_side: int = 150) -> None:
-        self.hist = np.zeros((channels, 256), dtype=np.int64)
+    def __init__(self, channels: int = 3, max_side: int = 150, bins: int = 256, scale: float = 1 / 255) -> None:
+        self.hist = np.zeros((channels, bins), dtype=np.int64)
         self.frames = 0
         self._max_side = max_side
+        self._scale = scale
 
     def add(self, pixels: np.ndarray) -> None:
         """Count one frame's pixels, strided down so its longer side is about `max_side`."""
@@ -42,7 +45,8 @@ class ImageStats:
         if px.ndim == 2:
             px = px[:, :, None]
         for c in range(self.hist.shape[0]):
-            self.hist[c] += np.bincount(px[:, :, min(c, px.shape[2] - 1)].ravel(), minlength=256)
+            self.hist[c] += np.bincount(px[:, :, min(c, px.shape[2] - 1)].ravel(),
+                                       minlength=self.hist.shape[1])
         self.frames += 1
 
     def merge(self, other: ImageStats) -> None:
@@ -50,7 +54,8 @@ class ImageStats:
         self.frames += other.frames
 
     def stats(self) -> dict[str, np.ndarray]:
-        levels = np.arange(256, dtype=np.float64) / 255.0
+        bins = self.hist.shape[1]
+        levels = np.arange(bins, dtype=np.float64) * self._scale
         total = self.hist.sum(axis=1)
         if not total.all():
             raise ValueError("image stats need at least one frame")
@@ -60,20 +65,20 @@ class ImageStats:
         present = self.hist > 0
         out = {
             "min": levels[present.argmax(axis=1)],
-            "max": levels[255 - present[:, ::-1].argmax(axis=1)],
+            "max": levels[bins - 1 - present[:, ::-1].argmax(axis=1)],
             "mean": mean,
             "std": np.sqrt(var),
         }
         for q, key in zip(QUANTILES, QUANTILE_KEYS, strict=True):
-            out[key] = levels[(cdf < q).sum(axis=1).clip(0, 255)]
+            out[key] = levels[(cdf < q).sum(axis=1).clip(0, bins - 1)]
         shaped = {k: v.reshape(-1, 1, 1) for k, v in out.items()}
         shaped["count"] = np.array([self.frames], dtype=np.int64)
         return shaped
 
 
 def merge_image_stats(parts: Sequence[ImageStats]) -> ImageStats:
-    merged = ImageStats(parts[0].hist.shape[0])
-    for part in parts:
+    merged = copy.deepcopy(parts[0])
+    for part in parts[1:]:
         merged.merge(part)
     return merged
 

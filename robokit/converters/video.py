@@ -88,7 +88,11 @@ class VideoEncoder:
         self._stream: Any = stream
 
     def add(self, pixels: np.ndarray) -> None:
-        """Encode one RGB uint8 (H, W, 3) frame (grey frames are expanded to RGB)."""
+        """Encode one RGB uint8 (H, W, 3) frame (grey frames are expanded to RGB); other dtypes (depth) are refused,
+        never truncated to 8 bits."""
+        if pixels.dtype != np.uint8:
+            raise ConversionError(f"video frame {self.frames} is {pixels.dtype}: colour video takes 8-bit frames "
+                                  "only (depth streams have their own encoding)")
         if pixels.ndim == 2:
             pixels = np.repeat(pixels[:, :, None], 3, axis=2)
         elif pixels.shape[2] == 4:

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from robokit.ros.depth import depth_frame, is_compressed_depth, probe_depth
 from robokit.ros.fields import UnsupportedMessage, as_bytes
 from robokit.timeline import Frame
 
@@ -68,6 +69,8 @@ def encoded_bytes(msg: Any) -> tuple[str, bytes]:
 def image_frame(msg: Any, msgtype: str) -> Frame:
     """One image message as a Frame: JPEG/PNG bytes kept as they are, raw images decoded."""
     if msgtype in COMPRESSED_TYPES:
+        if is_compressed_depth(msg):
+            return depth_frame(msg)
         fmt, data = encoded_bytes(msg)
         return Frame(fmt, data=data)
     return Frame("raw", pixels=raw_pixels(msg))
@@ -76,6 +79,8 @@ def image_frame(msg: Any, msgtype: str) -> Frame:
 def probe(msg: Any, msgtype: str) -> tuple[int, int, str, str]:
     """(width, height, decoded encoding, storage format) of a first frame, without keeping pixels."""
     if msgtype in COMPRESSED_TYPES:
+        if is_compressed_depth(msg):
+            return probe_depth(msg)
         fmt, data = encoded_bytes(msg)
         with Image.open(io.BytesIO(data)) as im:
             return im.width, im.height, _PIL_ENCODINGS.get(im.mode, "rgb8"), fmt

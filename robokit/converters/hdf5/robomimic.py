@@ -31,6 +31,7 @@ from robokit.converters.hdf5.common import (
     read_array,
     unusable,
 )
+from robokit.converters.hdf5.depth import depth_camera, depth_channel
 from robokit.digest import source_digest
 from robokit.errors import SourceError
 from robokit.sources.naming import lookup
@@ -146,6 +147,10 @@ def _camera_name(key: str) -> str:
     return key.replace("/", "_")
 
 
+def _is_depth(rel: str) -> bool:
+    return rel.startswith("obs/") and rel.endswith("_depth")
+
+
 def _is_image(rel: str, ds: h5py.Dataset) -> bool:
     key = rel.removeprefix("obs/")
     return rel.startswith("obs/") and (key.endswith(("_image", "_rgb")) or (ds.dtype == np.uint8 and ds.ndim == 4))
@@ -167,9 +172,7 @@ def _streams(path: Path, demo: str, rate: float, file_warnings: tuple[str, ...],
                 next_obs += 1
             elif ds.ndim == 0:
                 skipped.append(SkippedTopic(ds.name, f"hdf5/{ds.dtype}", "a scalar, not one value per step", 1))
-            elif rel.startswith("obs/") and rel.endswith("_depth"):
-                skipped.append(SkippedTopic(ds.name, "hdf5/depth", "depth images are not read yet", _rows(ds)))
-            elif (why := unusable(ds)) and not _is_image(rel, ds):
+            elif (why := unusable(ds)) and not _is_image(rel, ds) and not _is_depth(rel):
                 skipped.append(SkippedTopic(ds.name, f"hdf5/{ds.dtype}", why, _rows(ds)))
             else:
                 usable[rel] = ds
@@ -188,6 +191,13 @@ def _streams(path: Path, demo: str, rate: float, file_warnings: tuple[str, ...],
             if len(ds) < n or (len(ds) > n and not rel.startswith(_PER_STEP)):
                 skipped.append(SkippedTopic(ds.name, f"hdf5/{ds.dtype}", f"{len(ds)} rows, not one per step ({n})",
                                             len(ds)))
+            elif _is_depth(rel):
+                depth = depth_camera(path, ds, depth_channel(lookup(mapping, rel), rel.removeprefix("obs/")), times,
+                                     warnings)
+                if isinstance(depth, SkippedTopic):
+                    skipped.append(depth)
+                else:
+                    streams[depth.name] = depth
             elif _is_image(rel, ds):
                 name = camera_channel(lookup(mapping, rel), _camera_name(rel.removeprefix("obs/")))
                 streams[name] = camera(path, ds, name, times, encoded=False)

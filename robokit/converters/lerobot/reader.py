@@ -12,7 +12,7 @@ with their reason. Times restart from the episode's recorded grid start when rob
 from __future__ import annotations
 
 import json
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
@@ -78,9 +78,12 @@ def _channel(key: str) -> str:
 
 
 def _camera_channel(key: str, depth: bool) -> str:
-    """`observation.images.front` → `front/rgb`, `image` → `image/rgb`, `observation.image` → `image/rgb`."""
+    """`observation.images.front` → `front/rgb`, `image` → `image/rgb`, `observation.image` → `image/rgb`; a depth
+    map `observation.images.front_depth` → `front/depth`."""
     name = key.removeprefix(IMAGE_PREFIX).removeprefix("observation.").replace(".", "_").replace("/", "_")
-    return f"{name}/{'depth' if depth else 'rgb'}"
+    if depth:
+        return f"{name.removesuffix('_depth') or name}/depth"
+    return f"{name}/rgb"
 
 
 def feature_names(feature: dict[str, Any]) -> list[str]:
@@ -112,13 +115,28 @@ def _image_size(feature: dict[str, Any]) -> tuple[int, int]:
         return 0, 0
 
 
+def _depth_reader(feature: dict[str, Any]) -> Callable[[np.ndarray], np.ndarray] | str:
+    """How a depth map's frames become uint16 millimetres, or why they cannot (lerobot 0.6 quantized video)."""
+    from robokit.converters.lerobot.depth import millimetres_from_info
+
+    info = feature.get("info")
+    if feature["dtype"] != "video" or not isinstance(info, dict):
+        return "depth map stored as images (only lerobot's quantized depth video is read)"
+    try:
+        return millimetres_from_info(info)
+    except ValueError as exc:
+        return f"depth map: {exc}"
+
+
 def _is_depth(feature: dict[str, Any]) -> bool:
     info = feature.get("info") or {}
     return bool(info.get("is_depth_map") or info.get("video.is_depth_map")) if isinstance(info, dict) else False
 
 
-def _mp4_frames(path: Path, fps: int, first: int, count: int, label: str) -> TopicFrames[Frame]:
-    """Frames `first`..`first+count-1` of a constant-frame-rate MP4, decoded on demand."""
+def _mp4_frames(path: Path, fps: int, first: int, count: int, label: str,
+                depth: Callable[[np.ndarray], np.ndarray] | None = None) -> TopicFrames[Frame]:
+    """Frames `first`..`first+count-1` of a constant-frame-rate MP4, decoded on demand; `depth` turns a depth
+    map's 12-bit codes into millimetres."""
     frame_ns = 1e9 / fps
     times = (np.arange(first, first + count) * frame_ns).round().astype(np.int64)
 
@@ -137,12 +155,14 @@ def _mp4_frames(path: Path, fps: int, first: int, count: int, label: str) -> Top
                         continue
                     if t > times[-1] + frame_ns / 2:
                         return
-                    yield Frame("raw", pixels=frame.to_ndarray(format="rgb24"))
+                    yield Frame("raw", pixels=frame.to_ndarray(format="rgb24") if depth is None
+                                else depth(frame.to_ndarray(format="gray12le")))
         except (av.error.FFmpegError, IndexError) as exc:  # IndexError: no video stream
             raise SourceError(f"{label}: video file {path} cannot be decoded ({type(exc).__name__}: {exc})") from exc
 
     frames = TopicFrames(scan, lambda f: f, times, label)
-    frames.encoded_video = (path, first / fps)
+    if depth is None:  # a depth map's video holds codes, not a picture
+        frames.encoded_video = (path, first / fps)
     return frames
 
 
@@ -387,23 +407,24 @@ def _streams(root: _Root, ep: dict[str, Any]) -> LoadedWithLosses:
         dtype = feature["dtype"]
         origin = StreamOrigin(key, f"lerobot/{dtype}", "log")
         if dtype in _CAMERA_DTYPES:
-            if _is_depth(feature):
-                skipped.append(SkippedTopic(key, f"lerobot/{dtype}", "depth map (quantized video) not supported", n))
+            depth = _depth_reader(feature) if _is_depth(feature) else None
+            if isinstance(depth, str):
+                skipped.append(SkippedTopic(key, f"lerobot/{dtype}", depth, n))
                 continue
             height, width = _image_size(feature)
-            name = _camera_channel(key, depth=False)
+            name = _camera_channel(key, depth=depth is not None)
             if dtype == "video":
                 path, first = root.video_path(ep, key)
                 if not path.is_file():
                     warnings.append(f"camera {key}: video file missing: {path.relative_to(root.path)}")
-                source: TopicFrames[Frame] = _mp4_frames(path, root.fps, first, n, f"{label} {key}")
+                source: TopicFrames[Frame] = _mp4_frames(path, root.fps, first, n, f"{label} {key}", depth)
             elif key in table.column_names:
                 source = _encoded_frames(table.column(key).take(order), f"{label} {key}")
             else:
                 skipped.append(SkippedTopic(key, f"lerobot/{dtype}", "no column in the data file", n))
                 continue
             streams[name] = ImageStream(name, times, origin=origin, source=source, positions=np.arange(n),
-                                        width=width, height=height)
+                                        width=width, height=height, encoding="rgb8" if depth is None else "16UC1")
             continue
         if key in DEFAULT_FEATURES:
             continue

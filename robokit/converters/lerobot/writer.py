@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 
 from robokit.converters.actions import ActionMeaning, meaning_of
 from robokit.converters.episodes import trace
+from robokit.converters.lerobot.depth import DEPTH_MAX, DepthVideoEncoder, depth_info, depth_stats, drop_small_depth
 from robokit.converters.lerobot.layout import (
     ACTION_KEY,
     ACTION_KEYS,
@@ -169,6 +170,8 @@ class _Video:
     mp4: bytes
     frames: int
     stats: ImageStats
+    depth: bool = False  # a depth map: quantized 12-bit millimetres (`lerobot.depth`)
+    clipped: int = 0  # depth pixels beyond the quantizer's maximum, stored as that maximum
 
 
 @dataclass
@@ -222,6 +225,7 @@ class LeRobotWriter:
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
         """One episode's columns and camera MP4s, the cameras encoded in parallel threads (PyAV releases the GIL)."""
         p = ctx.prepared(plan.options)
+        p, left_out = drop_small_depth(p, explicit=plan.options.cameras is not None)
         fps = int(p.fps)
         cameras = sorted(p.cameras)
         keys = feature_keys(p, dict(plan.source_keys))
@@ -239,7 +243,7 @@ class LeRobotWriter:
                   "robokit.grid_start_ns": int(p.timestamps[0])}
         episode = _Episode(schema, columns, videos, p.task, p.n_frames, traced)
         signature = {**prepared_signature(p), "feature keys": sorted(keys.values())}
-        return Encoded(ctx.index, p.source.id, episode, p.n_frames, signature)
+        return Encoded(ctx.index, p.source.id, episode, p.n_frames, signature, warnings=left_out)
 
     def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
         result = WriteResult(warnings=list(plan.warnings))
@@ -248,6 +252,9 @@ class LeRobotWriter:
             with closing(dataset):
                 for part in accepted(self.name, parts, result):
                     result.episode_files[part.episode_id] = dataset.add(part.data)
+                    result.warnings += [f"episode {part.episode_id}: {cam}: {v.clipped} depth pixels beyond "
+                                        f"{DEPTH_MAX:g} m stored as {DEPTH_MAX:g} m"
+                                        for cam, v in part.data.videos.items() if v.clipped]
             dataset.write_meta()
             result.files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
         return result
@@ -305,18 +312,20 @@ def _episode_columns(p: PreparedEpisode, fps: int, quat_order: str, keys: dict[s
 def _encode_video(stream: ImageStream, n_frames: int, fps: int, settings: VideoSettings) -> _Video:
     """One camera of one episode as an in-memory MP4, with statistics of about `_STATS_SAMPLES` frames."""
     buffer = io.BytesIO()
-    encoder = VideoEncoder(buffer, stream.width, stream.height, fps, settings)
-    stats = ImageStats()
+    depth = stream.is_depth  # frames in uint16 millimetres (prepare)
+    encoder = (DepthVideoEncoder(buffer, stream.width, stream.height, fps, settings.gop) if depth
+               else VideoEncoder(buffer, stream.width, stream.height, fps, settings))
+    stats = depth_stats() if depth else ImageStats()
     stride = max(1, n_frames // _STATS_SAMPLES)
     try:
         for i, frame in enumerate(stream.frames()):
             pixels = frame.array()
             encoder.add(pixels)
             if i % stride == 0:
-                stats.add(pixels if pixels.dtype == np.uint8 else np.zeros((1, 1, 3), np.uint8))
+                stats.add(pixels if pixels.dtype == np.uint8 or depth else np.zeros((1, 1, 3), np.uint8))
     finally:
         encoder.close()
-    return _Video(buffer.getvalue(), encoder.frames, stats)
+    return _Video(buffer.getvalue(), encoder.frames, stats, depth, getattr(encoder, "clipped", 0))
 
 
 class _DataFiles:
@@ -465,7 +474,9 @@ class _DatasetWriter:
                     "video.g": settings.gop, "video.crf": settings.crf,
                     "video.preset": settings.effective_preset, "video.fast_decode": 0,
                     "video.video_backend": "pyav", "video.extra_options": {}, "is_depth_map": False}
-            features[schema.key(cam)] = {"dtype": "video", "shape": [height, width, 3],
+            if self.first.videos[cam].depth:
+                info = {**video_info(first_file), **depth_info(settings.gop)}
+            features[schema.key(cam)] = {"dtype": "video", "shape": [height, width, info["video.channels"]],
                                          "names": ["height", "width", "channels"], "info": info}
         features.update(DEFAULT_FEATURES)
         return features

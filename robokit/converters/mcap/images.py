@@ -19,7 +19,7 @@ from robokit.timeline.images import ENCODED_FORMATS, encode_image
 
 AHEAD = 4
 JPEG_QUALITY = 90
-RAW_ENCODINGS = ("32FC1",)  # no lossless 8/16-bit image format holds them: written as raw images
+RAW_ENCODINGS = ("32FC1", "16UC1")  # depth: written as raw images (foxglove.RawImage / sensor_msgs Image)
 Payload = tuple[str, bytes | np.ndarray]  # (jpeg | png | raw, bytes or pixels)
 
 

@@ -34,6 +34,7 @@ from robokit.errors import ConversionError, ResampleError
 from robokit.frames.conventions import lookup
 from robokit.resample import ResampledEpisode, resample
 from robokit.timeline import Episode, EventStream, ImageStream, NumericStream, PoseStream
+from robokit.timeline.depth import millimetre_stream
 
 CLOCK = "log_time = publish_time = message timestamp = timeline time (ns since the Unix epoch, UTC)"
 
@@ -57,6 +58,8 @@ def align(ep: Episode, options: WriterOptions) -> tuple[Episode, int, list[Note]
     else:
         out = ep.select(names)
         frames = max(len(s) for s in out.streams.values())
+    out = out.with_streams({n: millimetre_stream(s) if isinstance(s, ImageStream) else s  # depth: 16UC1 mm
+                            for n, s in out.streams.items()})
     if options.image_size:
         w, h = options.image_size
         out = out.with_streams({n: s.resized(w, h) if isinstance(s, ImageStream) else s

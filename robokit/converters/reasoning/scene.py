@@ -96,7 +96,8 @@ def read_scene(path: Path, tasks: frozenset[str] | None = None) -> Scene:
         raise SceneError(f"scene {scene_id}: no task files (task/<name>.json)")
     media = _media(path, warnings)
     if not media:
-        raise SceneError(f"scene {scene_id}: no media (media/<camera>.mp4 or a recording with cameras)")
+        raise SceneError(f"scene {scene_id}: no media (media/<camera>.mp4 or a recording with cameras)"
+                         + "".join(f"; {w}" for w in warnings))
     items: list[Item] = []
     for file in task_files:
         items += _task_items(file, media, tasks, warnings)
@@ -227,6 +228,8 @@ def _recording_media(scene: Path, recording: Path, warnings: list[str]) -> list[
         for ep in episodes:
             for channel, stream in ep.cameras.items():
                 if stream.is_depth or len(stream) == 0:
+                    if stream.is_depth:
+                        warnings.append(f"{source}: {channel} left out (depth is not a camera view)")
                     continue
                 camera = channel.removesuffix("/rgb")
                 if len(episodes) > 1:

@@ -29,6 +29,7 @@ from robokit.converters.registry import ExtraOption
 from robokit.converters.viam.layout import slug
 from robokit.errors import ConversionError, OptionError
 from robokit.timeline import Episode, EventStream, ImageStream
+from robokit.timeline.depth import millimetre_stream
 from robokit.timeline.detections import Box, decode_boxes, is_detection_channel
 
 
@@ -117,12 +118,12 @@ class _Camera:
 
 
 def selected_cameras(episode: Episode, options: WriterOptions, warnings: list[str]) -> list[_Camera]:
-    """The selected cameras (ChannelError when a named one is missing); float images are left out with a note."""
+    """The selected cameras (ChannelError when a named one is missing); empty ones are left out with a note."""
     out = []
     for channel in select_cameras(episode, options):
-        source = episode.cameras[channel]
-        if source.encoding == "32FC1" or len(source) == 0:
-            why = "float images cannot be stored as JPEG/PNG" if len(source) else "no frames"
+        source = millimetre_stream(episode.cameras[channel])  # depth: 16-bit PNG in millimetres
+        if len(source) == 0:
+            why = "no frames"
             if options.cameras is not None:
                 raise ConversionError(f"episode {episode.id}: camera {channel}: {why}")
             warnings.append(f"episode {episode.id}: camera {channel} left out ({why})")

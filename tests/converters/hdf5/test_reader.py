@@ -122,8 +122,8 @@ def test_robomimic_demos_in_numeric_order_with_channels_rate_and_splits(tmp_path
     assert episodes[1].meta.tags["filters"] == "20_percent,valid" and episodes[0].meta.tags["env"] == "Lift"
     assert episodes[0].meta.robot_type == "Panda" and episodes[0].meta.source_format == "robomimic"
     ep, arrays = episodes[1], written["demo_2"]
-    assert {"joints/position", "joints/velocity", "gripper/position", "eef/pose", "agentview/rgb", "action",
-            "reward", "done", "states", "obs/object"} == set(ep.streams)
+    assert {"joints/position", "joints/velocity", "gripper/position", "eef/pose", "agentview/rgb", "agentview/depth",
+            "action", "reward", "done", "states", "obs/object"} == set(ep.streams)
     for channel, key in (("joints/position", "obs/robot0_joint_pos"), ("joints/velocity", "obs/robot0_joint_vel"),
                          ("gripper/position", "obs/robot0_gripper_qpos"), ("action", "actions"),
                          ("obs/object", "obs/object"), ("states", "states")):
@@ -137,9 +137,30 @@ def test_robomimic_demos_in_numeric_order_with_channels_rate_and_splits(tmp_path
     assert isinstance(cam, ImageStream) and (cam.width, cam.height, cam.encoding) == (W, H, "rgb8")
     for i, frame in enumerate(cam.frames()):
         assert np.array_equal(frame.array(), arrays["obs/agentview_image"][i])
+    depth = ep["agentview/depth"]  # float: metres, with a warning that [0, 1] may be robosuite's normalized depth
+    assert isinstance(depth, ImageStream) and (depth.width, depth.height, depth.encoding) == (W, H, "32FC1")
+    for i, frame in enumerate(depth.frames()):
+        assert np.array_equal(frame.array(), arrays["obs/agentview_depth"][i, :, :, 0])
+    assert any("within [0, 1] read as metres" in w for w in ep.warnings)
     skipped = {s.topic: s.reason for s in ep.skipped}
-    assert "depth" in skipped["/data/demo_2/obs/agentview_depth"] and "/data/demo_2/next_obs" in skipped
+    assert "/data/demo_2/next_obs" in skipped and "/data/demo_2/obs/agentview_depth" not in skipped
     assert any("index / rate" in w for w in ep.warnings) and ep.complete
+
+
+def test_robomimic_uint16_depth_is_millimetres_and_odd_depth_is_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "depth.hdf5"
+    write_robomimic(path, {"demo_0": 3})
+    mm = _rng(1).integers(0, 9000, (3, H, W), dtype=np.uint16)
+    with h5py.File(path, "a") as f:
+        del f["data/demo_0/obs/agentview_depth"]
+        f["data/demo_0/obs/agentview_depth"] = mm
+        f["data/demo_0/obs/wrist_depth"] = np.zeros((3, H, W, 3), dtype=np.uint8)
+    ep = robokit.open(path)[0]
+    depth = ep["agentview/depth"]
+    assert isinstance(depth, ImageStream) and depth.encoding == "16UC1" and depth.is_depth
+    assert all(np.array_equal(f.array(), mm[i]) for i, f in enumerate(depth.frames()))
+    assert "wrist/depth" not in ep.streams
+    assert "expected (T, H, W[, 1])" in {s.topic: s.reason for s in ep.skipped}["/data/demo_0/obs/wrist_depth"]
 
 
 def test_robomimic_without_env_args_is_20_hz_with_a_warning(tmp_path: Path) -> None:

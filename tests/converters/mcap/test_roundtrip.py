@@ -87,7 +87,7 @@ def test_mcap_to_lerobot_loads_in_lerobot(sample_mcap: Path, tmp_path: Path) -> 
 
 @pytest.mark.parametrize("encoding", ["protobuf", "ros2"])
 def test_depth_frames_lossless(tmp_path: Path, encoding: str) -> None:
-    """16-bit depth goes through PNG and float depth is written raw: both read back exactly."""
+    """Depth is written as raw 16UC1 millimetres (float metres rounded to the millimetre): read back exactly."""
     rng = np.random.default_rng(1)
     mm = [rng.integers(0, 5000, (6, 8), dtype=np.uint16) for _ in range(3)]
     metres = [rng.random((6, 8), dtype=np.float32) for _ in range(3)]
@@ -97,9 +97,9 @@ def test_depth_frames_lossless(tmp_path: Path, encoding: str) -> None:
     out = write([episode(streams)], tmp_path, mcap_encoding=encoding)
     assert get_converter("mcap").check(out) == []
     back = robokit.open(out / "ep.mcap")[0]
-    for name, frames in (("wrist/depth", mm), ("sim/depth", metres)):
+    for name, frames in (("wrist/depth", mm), ("sim/depth", [np.rint(m * 1000).astype(np.uint16) for m in metres])):
         got = back.streams[name]
-        assert isinstance(got, ImageStream) and got.is_depth
+        assert isinstance(got, ImageStream) and got.is_depth and got.encoding == "16UC1"
         for a, b in zip(got.frames(), frames, strict=True):
             assert a.array().dtype == b.dtype and np.array_equal(a.array(), b)
 
