@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from robokit.converters.prepare import PreparedEpisode
 from robokit.converters.registry import ExtraOption
-from robokit.errors import ConversionError, OptionError
+from robokit.errors import ConversionError
 from robokit.timeline import Frame, ImageStream
 
 IMAGE_FORMATS = ("auto", "jpeg", "png")
@@ -64,13 +64,6 @@ def frame_layout(frame: Frame) -> tuple[int, int, int, str]:
     with frame.opened() as im:
         channels, dtype = _MODES.get(im.mode, (3, "uint8"))
         return im.height, im.width, channels, dtype
-
-
-def image_format(value: object) -> str:
-    """Validate the `image_format` option."""
-    if value not in IMAGE_FORMATS:
-        raise OptionError(f"image_format {value!r}: expected one of {', '.join(IMAGE_FORMATS)}")
-    return str(value)
 
 
 def recorded_format(stream: ImageStream) -> str:

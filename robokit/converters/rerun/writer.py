@@ -19,7 +19,7 @@ from pathlib import Path
 
 from robokit.converters.consumers import Consumer
 from robokit.converters.episodes import file_name
-from robokit.converters.images import IMAGE_OPTIONS, image_format
+from robokit.converters.images import IMAGE_FORMAT, IMAGE_OPTIONS, JPEG_QUALITY
 from robokit.converters.mcap.plan import align
 from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import default_rate, select_cameras
@@ -54,7 +54,6 @@ class RerunConverter:
 
     name = "rerun"
     description = "Rerun .rrd per episode: Scalars, EncodedImage + Pinhole, Transform3D, TextLog, a blueprint"
-    consumes = "episodes"
     extra_options = IMAGE_OPTIONS
     consumer = RERUN_SDK
 
@@ -66,8 +65,7 @@ class RerunConverter:
 
     def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
         require_sdk()
-        extra = {o.name: options.extra.get(o.name, o.default) for o in IMAGE_OPTIONS}
-        settings = Settings(options, image_format(extra["image_format"]), int(extra["jpeg_quality"]))
+        settings = Settings(options, options.value(IMAGE_FORMAT), options.value(JPEG_QUALITY))
         used: set[str] = set()
         return _Plan(settings, tuple(file_name(ep.id, used, SUFFIX) for ep in episodes))
 
