@@ -16,6 +16,11 @@ def normalize_type(name: str) -> str:
     """One spelling per type: `sensor_msgs/Image` → `sensor_msgs/msg/Image`; `foxglove_msgs/msg/X` → `foxglove.X`."""
     if name.startswith("foxglove_msgs/"):
         return "foxglove." + name.rsplit("/", 1)[1]
+    return ros_type(name)
+
+
+def ros_type(name: str) -> str:
+    """The spelling typestores register: `sensor_msgs/Image` → `sensor_msgs/msg/Image` (Foxglove's ROS types too)."""
     parts = name.split("/")
     return f"{parts[0]}/msg/{parts[1]}" if len(parts) == 2 else name
 

@@ -14,6 +14,7 @@ import numpy as np
 from robokit.ros.detections import annotation_boxes, annotation_stamp, detection2d_boxes
 from robokit.ros.fields import as_bytes, first_attr, frame_id, header_stamp, quat, time_ns, vec3
 from robokit.ros.pixels import probe
+from robokit.ros.video import FFMPEG_PACKET, VideoTrack, video_codec
 from robokit.sources import naming
 from robokit.timeline import (
     CameraInfo,
@@ -257,11 +258,16 @@ class ImageBuilder(TopicBuilder):
         self.frame_id = ""
         self.source: FrameSource | None = None
         self.camera_key = naming.camera_name(topic)
+        self.video: VideoTrack | None = None  # coded video: frames decode from the topic's packets
 
     def add(self, msg: Any, log_time: int, position: int) -> None:
-        if self.layout is None:
-            self.layout = probe(msg, self.msgtype)
+        if self.layout is None and self.video is None:
+            codec = video_codec(msg, self.msgtype)
+            self.video = VideoTrack(codec, self.topic) if codec else None
+            self.layout = None if self.video else probe(msg, self.msgtype)
             self.frame_id = frame_id(msg)
+        if self.video is not None:
+            self.video.add(msg, self.msgtype, position)
         self.positions.append(position)
         data = getattr(msg, "data", b"")
         buffer = np.ascontiguousarray(data).data if isinstance(data, np.ndarray) else as_bytes(data)  # no copy
@@ -269,17 +275,28 @@ class ImageBuilder(TopicBuilder):
         self.clock.add(header_stamp(msg), log_time)
 
     def build(self) -> list[Stream]:
+        source = self.source
+        if self.video is not None:
+            self.layout = self.video.layout()
+            source = self.video.frames(source, self.topic) if source is not None else None
         if self.layout is None:
             return []
         width, height, encoding, fmt = self.layout
         name = naming.image_channel(self.topic, encoding in ("16UC1", "mono16", "32FC1"))
-        ts, keep = self.ordered(name, range(len(self.positions)), self.digests.__getitem__)
-        positions = np.asarray(self.positions, dtype=np.int64)[keep]
+        samples = range(len(self.positions))
+        if self.video is not None:  # frames before the first keyframe cannot be decoded
+            first = self.video.first_keyframe()
+            samples = range(int(np.searchsorted(self.positions, first)), len(self.positions))
+            if samples.start:
+                self.warnings.append(f"{self.topic}: {samples.start} frame(s) before the first keyframe dropped "
+                                     "(they cannot be decoded)")
+        ts, keep = self.ordered(name, samples, lambda i: self.digests[samples[i]])
+        positions = np.asarray(self.positions, dtype=np.int64)[np.asarray(samples, dtype=np.int64)][keep]
         return [
             ImageStream(
                 name,
                 ts,
-                source=self.source,
+                source=source,
                 positions=positions,
                 width=width,
                 height=height,
@@ -553,6 +570,8 @@ BUILDERS: dict[str, type[TopicBuilder]] = {
     "sensor_msgs/msg/CompressedImage": ImageBuilder,
     "foxglove.RawImage": ImageBuilder,
     "foxglove.CompressedImage": ImageBuilder,
+    "foxglove.CompressedVideo": ImageBuilder,
+    FFMPEG_PACKET: ImageBuilder,
     "sensor_msgs/msg/CameraInfo": CameraInfoBuilder,
     "foxglove.CameraCalibration": CameraInfoBuilder,
     "tf2_msgs/msg/TFMessage": TFBuilder,

@@ -33,6 +33,11 @@ CAMERA_TOKENS = frozenset(
         "depth",
         "camera_info",
         "calibration",
+        "video",
+        "compressed_video",
+        "ffmpeg",
+        "h264",
+        "h265",
     }
 )
 DEPTH_TOKEN = "depth"

@@ -51,6 +51,7 @@ from robokit.converters.stats import ImageStats, merge_image_stats, to_json, vec
 from robokit.converters.streaming import Encoded, EpisodeContext, accepted, prepared_signature, write_streaming
 from robokit.converters.vectors import pose_names, pose_vector
 from robokit.converters.video import MAX_GOP, VideoConcatenator, VideoEncoder, VideoSettings, video_info
+from robokit.converters.videocopy import copy_mp4, copyable
 from robokit.errors import ChannelError, ConversionError, OptionError
 from robokit.timeline import Episode, ImageStream
 
@@ -67,6 +68,7 @@ DATA_FILE = ExtraOption("data_file_mb", float, float(DATA_FILE_MB), "Roll data P
                         low=0, high=MAX_FILE_MB, above=True)
 EXTRA_OPTIONS = (CODEC, CRF, GOP, PRESET, VIDEO_FILE, DATA_FILE)
 _STATS_SAMPLES = 100  # frames per episode fed to the image statistics
+LEROBOT_CODECS = ("h264", "hevc", "av1")  # coded video LeRobot decodes, so copied as it is
 _GLOBAL_COLUMNS = ("episode_index", "index", "task_index")  # filled in by assembly, in dataset order
 
 
@@ -172,6 +174,8 @@ class _Video:
     stats: ImageStats
     depth: bool = False  # a depth map: quantized 12-bit millimetres (`lerobot.depth`)
     clipped: int = 0  # depth pixels beyond the quantizer's maximum, stored as that maximum
+    copied_gop: int = 0  # packets copied from coded video: its longest keyframe interval (else 0: encoded here)
+    note: str = ""  # why coded video was re-encoded rather than copied
 
 
 @dataclass
@@ -230,9 +234,10 @@ class LeRobotWriter:
         cameras = sorted(p.cameras)
         keys = feature_keys(p, dict(plan.source_keys))
         with ThreadPoolExecutor(max_workers=max(1, len(cameras))) as pool:
-            futures = {cam: pool.submit(_encode_video, p.cameras[cam], p.n_frames, fps, plan.video) for cam in cameras}
+            futures = {cam: pool.submit(_camera_video, cam, p.cameras[cam], p.n_frames, fps, plan) for cam in cameras}
             columns = _episode_columns(p, fps, plan.options.quat_order, keys)
             videos = {cam: future.result() for cam, future in futures.items()}
+        notes = [v.note for v in videos.values() if v.note]
         schema = _Schema(fps, tuple(p.state.names), tuple(p.action.names) if p.action is not None else None,
                          tuple(keys[f"pose:{name}"] for name in p.poses),
                          tuple((cam, p.cameras[cam].width, p.cameras[cam].height) for cam in cameras),
@@ -243,7 +248,7 @@ class LeRobotWriter:
                   "robokit.grid_start_ns": int(p.timestamps[0])}
         episode = _Episode(schema, columns, videos, p.task, p.n_frames, traced)
         signature = {**prepared_signature(p), "feature keys": sorted(keys.values())}
-        return Encoded(ctx.index, p.source.id, episode, p.n_frames, signature, warnings=left_out)
+        return Encoded(ctx.index, p.source.id, episode, p.n_frames, signature, warnings=[*left_out, *notes])
 
     def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
         result = WriteResult(warnings=list(plan.warnings))
@@ -307,6 +312,21 @@ def _episode_columns(p: PreparedEpisode, fps: int, quat_order: str, keys: dict[s
     columns["timestamp"] = (frame_index / fps).astype(np.float32)
     columns["frame_index"] = frame_index
     return columns
+
+
+def _camera_video(cam: str, stream: ImageStream, n_frames: int, fps: int, plan: _Plan) -> _Video:
+    """One camera of one episode: coded video's packets copied when nothing needs pixels, else encoded."""
+    coded, why = copyable(stream, LEROBOT_CODECS)
+    asked = plan.options.extra.get(CODEC.name)
+    if coded is not None and asked is not None and asked != coded.codec:
+        why = f"codec {asked} asked for (the recording is {coded.codec})"
+        coded = None
+    if coded is None:
+        video = _encode_video(stream, n_frames, fps, plan.video)
+        video.note = f"{cam}: coded video re-encoded, not copied: {why}" if why else ""
+        return video
+    copied = copy_mp4(coded, stream.positions.tolist(), stream.width, stream.height, fps)
+    return _Video(copied.mp4, copied.frames, copied.stats, copied_gop=copied.gop)
 
 
 def _encode_video(stream: ImageStream, n_frames: int, fps: int, settings: VideoSettings) -> _Video:
@@ -373,7 +393,7 @@ class _CameraFiles:
         """Append one episode's MP4; returns where it went (the episodes table's `videos/<key>/*` columns)."""
         out = self._out
         if out is not None and (out.frames / self.fps + video.frames / self.fps > MAX_VIDEO_SECONDS
-                                or out.size >= self.max_bytes):
+                                or out.size >= self.max_bytes or not out.fits(video.mp4)):
             self.close()
             self.counter.advance()
         if self._out is None:
@@ -476,6 +496,8 @@ class _DatasetWriter:
                     "video.video_backend": "pyav", "video.extra_options": {}, "is_depth_map": False}
             if self.first.videos[cam].depth:
                 info = {**video_info(first_file), **depth_info(settings.gop)}
+            elif self.first.videos[cam].copied_gop:  # the recorded stream's own: no crf or preset of ours
+                info.update({"video.g": self.first.videos[cam].copied_gop, "video.crf": None, "video.preset": None})
             features[schema.key(cam)] = {"dtype": "video", "shape": [height, width, info["video.channels"]],
                                          "names": ["height", "width", "channels"], "info": info}
         features.update(DEFAULT_FEATURES)

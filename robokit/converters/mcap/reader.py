@@ -25,7 +25,7 @@ from robokit.digest import source_digest
 from robokit.errors import SourceError
 from robokit.ros.bagdir import BagDir, Decompress, check_bag_counts, read_bag_dir
 from robokit.ros.collect import Collector, Decode, Loaded
-from robokit.ros.fields import normalize_type, wrap_json
+from robokit.ros.fields import ros_type, wrap_json
 from robokit.ros.pixels import image_frame
 from robokit.ros.ros_types import ros_decoder
 from robokit.sources.framesource import TopicFrames
@@ -55,9 +55,9 @@ def make_decoder(schema: Schema | None, channel: Channel, decompress: Decompress
         raise ValueError(f"channel encoding {encoding!r} without a schema")
     elif encoding == "cdr" and schema.encoding in ("ros2msg", "ros2idl"):
         fmt = "idl" if schema.encoding == "ros2idl" else "msg"
-        decode = ros_decoder(normalize_type(schema.name), schema.data.decode(), fmt, "cdr")
+        decode = ros_decoder(ros_type(schema.name), schema.data.decode(), fmt, "cdr")
     elif encoding == "ros1" and schema.encoding == "ros1msg":
-        decode = ros_decoder(normalize_type(schema.name), schema.data.decode(), "msg", "ros1")
+        decode = ros_decoder(ros_type(schema.name), schema.data.decode(), "msg", "ros1")
     elif encoding == "protobuf":
         found = ProtobufDecoderFactory().decoder_for(encoding, schema)
         if found is None:

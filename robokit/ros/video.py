@@ -1,0 +1,91 @@
+"""Coded video messages → packets: Foxglove CompressedVideo, CompressedImage `h264`/`h265`, FFMPEGPacket.
+
+The index pass notes each message's keyframe flag (from the bitstream: H.264 IDR, H.265 IRAP, AV1
+sequence header; FFMPEGPacket's own flag too) and decodes the first keyframe once for the frame size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from robokit.ros.fields import UnsupportedMessage, as_bytes
+from robokit.timeline.images import FrameSource
+from robokit.timeline.video import VideoFrames, decode_packet, decoder, has_sequence_header
+
+FFMPEG_PACKET = "ffmpeg_image_transport_msgs/msg/FFMPEGPacket"
+VIDEO_TYPES = ("foxglove.CompressedVideo", FFMPEG_PACKET)
+_STILL_TYPES = ("sensor_msgs/msg/CompressedImage", "foxglove.CompressedImage")
+_FORMATS = (("264", "h264"), ("avc", "h264"), ("265", "hevc"), ("hevc", "hevc"), ("av1", "av1"))
+
+
+def video_codec(msg: Any, msgtype: str) -> str | None:
+    """h264, hevc or av1 for a coded-video message; None for still images; UnsupportedMessage for other video."""
+    if msgtype in _STILL_TYPES:
+        fmt = str(getattr(msg, "format", "")).lower()
+        return next((codec for token, codec in _FORMATS if token in fmt), None)
+    if msgtype not in VIDEO_TYPES:
+        return None
+    fmt = str(msg.encoding if msgtype == FFMPEG_PACKET else msg.format).lower()
+    codec = next((codec for token, codec in _FORMATS if token in fmt), None)
+    if codec is None:
+        raise UnsupportedMessage(f"unsupported video format {fmt!r} (h264, h265 and av1 are read)")
+    return codec
+
+
+def is_keyframe(codec: str, data: bytes) -> bool:
+    """Whether a coded frame decodes on its own: an IDR (H.264) or IRAP (H.265) picture, or an AV1 temporal unit
+    carrying a sequence header."""
+    if codec == "av1":
+        return has_sequence_header(data)
+    start = data.find(b"\x00\x00\x01")
+    while start >= 0 and start + 3 < len(data):
+        header = data[start + 3]
+        if codec == "h264" and 1 <= header & 0x1F <= 5:  # the first slice
+            return header & 0x1F == 5
+        if codec == "hevc" and (header >> 1) & 0x3F < 32:
+            return 16 <= (header >> 1) & 0x3F <= 21
+        start = data.find(b"\x00\x00\x01", start + 3)
+    return False
+
+
+class VideoTrack:
+    """One topic's coded video during the index pass: keyframe flags by message position, the frame size."""
+
+    def __init__(self, codec: str, topic: str) -> None:
+        self.codec = codec
+        self.topic = topic
+        self.keyframes: dict[int, bool] = {}
+        self.size: tuple[int, int] | None = None
+
+    def add(self, msg: Any, msgtype: str, position: int) -> None:
+        data = as_bytes(msg.data)
+        key = is_keyframe(self.codec, data) or (msgtype == FFMPEG_PACKET and bool(int(msg.flags) & 1))
+        self.keyframes[position] = key
+        if self.size is None and key:
+            self.size = self._probe(data)
+
+    def _probe(self, data: bytes) -> tuple[int, int] | None:
+        """The size of a keyframe decoded on its own; None when it does not decode (a damaged packet)."""
+        ctx = decoder(self.codec)
+        try:
+            frames = decode_packet(ctx, data, self.topic) + decode_packet(ctx, None, self.topic)
+        except Exception:  # a damaged keyframe: the next one gives the size
+            return None
+        return (frames[0].width, frames[0].height) if frames else None
+
+    def layout(self) -> tuple[int, int, str, str]:
+        if self.size is None:
+            raise UnsupportedMessage(f"no {self.codec} keyframe decodes, so no frame does")
+        return self.size[0], self.size[1], "rgb8", self.codec
+
+    def first_keyframe(self) -> int:
+        return min((p for p, key in self.keyframes.items() if key), default=len(self.keyframes))
+
+    def frames(self, packets: FrameSource, label: str) -> VideoFrames:
+        """The decode-on-demand frames over the topic's packets (messages without a flag count as non-key)."""
+        flags = np.zeros(max(self.keyframes, default=-1) + 1, dtype=bool)
+        for position, key in self.keyframes.items():
+            flags[position] = key
+        return VideoFrames(packets, self.codec, flags, label)
