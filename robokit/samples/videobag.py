@@ -20,16 +20,23 @@ from rosbags.typesys import get_types_from_msg
 from robokit.ros.bagwriter import START_NS, BagWriter, header, joint_state, typestore
 
 COMPRESSED_VIDEO = "foxglove_msgs/msg/CompressedVideo"
-COMPRESSED_VIDEO_MSG = "builtin_interfaces/Time timestamp\nstring frame_id\nuint8[] data\nstring format\n"
+FFMPEG_PACKET = "ffmpeg_image_transport_msgs/msg/FFMPEGPacket"
+DEFINITIONS = {
+    COMPRESSED_VIDEO: "builtin_interfaces/Time timestamp\nstring frame_id\nuint8[] data\nstring format\n",
+    FFMPEG_PACKET: "std_msgs/Header header\nint32 width\nint32 height\nstring encoding\nuint64 pts\nuint8 flags\n"
+                   "bool is_bigendian\nuint8[] data\n",
+}
+KINDS = {"foxglove": COMPRESSED_VIDEO, "ffmpeg": FFMPEG_PACKET, "compressed_image": "sensor_msgs/msg/CompressedImage"}
 ENCODERS = {"h264": "libx264", "hevc": "libx265", "av1": "libsvtav1"}
 FORMATS = {"h264": "h264", "hevc": "h265", "av1": "av1"}  # the message's `format`
 BITS, BLOCK = 10, 16  # frame index as 10 blocks of 16×16 pixels
 
 
 def video_store() -> Any:
-    """The ROS 2 typestore with foxglove_msgs CompressedVideo registered."""
+    """The ROS 2 typestore with foxglove_msgs CompressedVideo and ffmpeg_image_transport_msgs FFMPEGPacket."""
     ts = typestore()
-    ts.register(get_types_from_msg(COMPRESSED_VIDEO_MSG, COMPRESSED_VIDEO))
+    for name, text in DEFINITIONS.items():
+        ts.register(get_types_from_msg(text, name))
     return ts
 
 
@@ -46,6 +53,14 @@ def frame_index(pixels: np.ndarray) -> int:
     """The index `pattern` drew into a (decoded) frame."""
     blocks = pixels[2:BLOCK - 2, : BITS * BLOCK].reshape(BLOCK - 4, BITS, BLOCK, -1)[:, :, 2:-2].mean(axis=(0, 2, 3))
     return int(sum(1 << bit for bit in range(BITS) if blocks[bit] > 128))
+
+
+def coded_slices(data: bytes, codec: str) -> list[bytes]:
+    """The slice NAL units of an Annex B H.264/H.265 frame (parameter sets and SEI left out): what a copy keeps."""
+    units = [u.rstrip(b"\x00") for u in data.split(b"\x00\x00\x01")]
+    if codec == "h264":
+        return [u for u in units if u and 1 <= u[0] & 0x1F <= 5]
+    return [u for u in units if u and (u[0] >> 1) & 0x3F < 32]
 
 
 def encode(frames: int, width: int, height: int, fps: int, codec: str = "h264", gop: int = 30,
@@ -69,20 +84,31 @@ def encode(frames: int, width: int, height: int, fps: int, codec: str = "h264", 
             yield bytes(packet), bool(packet.is_keyframe)
 
 
+def _message(ts: Any, kind: str, ns: int, index: int, data: bytes, key: bool, codec: str, size: tuple[int, int]) -> Any:
+    """Coded frame `index` as a message of `kind` (see KINDS)."""
+    buffer = np.frombuffer(data, np.uint8)
+    if kind == "foxglove":
+        return ts.types[COMPRESSED_VIDEO](timestamp=header(ts, ns, "").stamp, frame_id="front", data=buffer,
+                                          format=FORMATS[codec])
+    if kind == "ffmpeg":
+        return ts.types[FFMPEG_PACKET](header=header(ts, ns, "front"), width=size[0], height=size[1],
+                                       encoding=ENCODERS[codec], pts=index, flags=int(key), is_bigendian=False,
+                                       data=buffer)
+    return ts.types[KINDS[kind]](header=header(ts, ns, "front"), format=FORMATS[codec], data=buffer)
+
+
 def write_video_bag(out: Path, frames: int = 90, width: int = 320, height: int = 240, fps: int = 30,
                     codec: str = "h264", gop: int = 30, bframes: int = 0, topic: str = "/camera/front/video",
-                    damage: int | None = None) -> Path:
-    """Write the bag to folder `out` (which must not exist); the packet at `damage` is cut in half."""
+                    kind: str = "foxglove", damage: int | None = None, skip: int = 0) -> Path:
+    """Write the bag to folder `out` (which must not exist): `frames` coded frames as `kind` messages (see KINDS),
+    the first `skip` left out (a recording starting mid-GOP), the one at `damage` cut in half."""
     ts = video_store()
     period = round(1e9 / fps)
-    video = ts.types[COMPRESSED_VIDEO]
-    with BagWriter(out, ts, {"/joint_states": "sensor_msgs/msg/JointState", topic: COMPRESSED_VIDEO}) as bag:
-        for i, (data, _) in enumerate(encode(frames, width, height, fps, codec, gop, bframes)):
+    with BagWriter(out, ts, {"/joint_states": "sensor_msgs/msg/JointState", topic: KINDS[kind]}) as bag:
+        for i, (data, key) in enumerate(encode(frames, width, height, fps, codec, gop, bframes)):
             ns = START_NS + i * period
-            if i == damage:
-                data = data[: len(data) // 2]
-            stamp = header(ts, ns, "").stamp
-            bag.write(ns, topic, video(timestamp=stamp, frame_id="front", data=np.frombuffer(data, np.uint8),
-                                       format=FORMATS[codec]))
+            if i >= skip:
+                coded = data[: len(data) // 2] if i == damage else data
+                bag.write(ns, topic, _message(ts, kind, ns, i, coded, key, codec, (width, height)))
             bag.write(ns, "/joint_states", joint_state(ts, header(ts, ns, ""), ("a", "b"), np.array([i, -i]) * 0.01))
     return out
