@@ -15,6 +15,9 @@ from robokit.timeline.images import FrameSource
 from robokit.timeline.video import VideoFrames, decode_packet, decoder, has_sequence_header
 
 FFMPEG_PACKET = "ffmpeg_image_transport_msgs/msg/FFMPEGPacket"
+COMPRESSED_VIDEO = "foxglove_msgs/msg/CompressedVideo"
+COMPRESSED_VIDEO_MSG = "builtin_interfaces/Time timestamp\nstring frame_id\nuint8[] data\nstring format\n"
+FOXGLOVE_FORMATS = {"h264": "h264", "hevc": "h265", "av1": "av1"}  # codec → CompressedVideo `format`
 VIDEO_TYPES = ("foxglove.CompressedVideo", FFMPEG_PACKET)
 _STILL_TYPES = ("sensor_msgs/msg/CompressedImage", "foxglove.CompressedImage")
 _FORMATS = (("264", "h264"), ("avc", "h264"), ("265", "hevc"), ("hevc", "hevc"), ("av1", "av1"))

@@ -18,17 +18,15 @@ import numpy as np
 from rosbags.typesys import get_types_from_msg
 
 from robokit.ros.bagwriter import START_NS, BagWriter, header, joint_state, typestore
+from robokit.ros.video import COMPRESSED_VIDEO, COMPRESSED_VIDEO_MSG, FFMPEG_PACKET, FOXGLOVE_FORMATS
 
-COMPRESSED_VIDEO = "foxglove_msgs/msg/CompressedVideo"
-FFMPEG_PACKET = "ffmpeg_image_transport_msgs/msg/FFMPEGPacket"
 DEFINITIONS = {
-    COMPRESSED_VIDEO: "builtin_interfaces/Time timestamp\nstring frame_id\nuint8[] data\nstring format\n",
+    COMPRESSED_VIDEO: COMPRESSED_VIDEO_MSG,
     FFMPEG_PACKET: "std_msgs/Header header\nint32 width\nint32 height\nstring encoding\nuint64 pts\nuint8 flags\n"
                    "bool is_bigendian\nuint8[] data\n",
 }
 KINDS = {"foxglove": COMPRESSED_VIDEO, "ffmpeg": FFMPEG_PACKET, "compressed_image": "sensor_msgs/msg/CompressedImage"}
 ENCODERS = {"h264": "libx264", "hevc": "libx265", "av1": "libsvtav1"}
-FORMATS = {"h264": "h264", "hevc": "h265", "av1": "av1"}  # the message's `format`
 BITS, BLOCK = 10, 16  # frame index as 10 blocks of 16×16 pixels
 
 
@@ -89,12 +87,12 @@ def _message(ts: Any, kind: str, ns: int, index: int, data: bytes, key: bool, co
     buffer = np.frombuffer(data, np.uint8)
     if kind == "foxglove":
         return ts.types[COMPRESSED_VIDEO](timestamp=header(ts, ns, "").stamp, frame_id="front", data=buffer,
-                                          format=FORMATS[codec])
+                                          format=FOXGLOVE_FORMATS[codec])
     if kind == "ffmpeg":
         return ts.types[FFMPEG_PACKET](header=header(ts, ns, "front"), width=size[0], height=size[1],
                                        encoding=ENCODERS[codec], pts=index, flags=int(key), is_bigendian=False,
                                        data=buffer)
-    return ts.types[KINDS[kind]](header=header(ts, ns, "front"), format=FORMATS[codec], data=buffer)
+    return ts.types[KINDS[kind]](header=header(ts, ns, "front"), format=FOXGLOVE_FORMATS[codec], data=buffer)
 
 
 def write_video_bag(out: Path, frames: int = 90, width: int = 320, height: int = 240, fps: int = 30,
