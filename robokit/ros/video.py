@@ -40,17 +40,36 @@ def video_codec(msg: Any, msgtype: str) -> str | None:
 def is_keyframe(codec: str, data: bytes) -> bool:
     """Whether a coded frame decodes on its own: an IDR (H.264) or IRAP (H.265) picture, or an AV1 temporal unit
     carrying a sequence header."""
+    return frame_kind(codec, data)[0]
+
+
+def frame_kind(codec: str, data: bytes) -> tuple[bool, bool]:
+    """(keyframe, B-slice) of a coded frame, from its first slice; B-slices are told for H.264 only (H.265 says
+    so in its SPS, which the decoder reads; AV1 never reorders)."""
     if codec == "av1":
-        return has_sequence_header(data)
+        return has_sequence_header(data), False
     start = data.find(b"\x00\x00\x01")
     while start >= 0 and start + 3 < len(data):
         header = data[start + 3]
         if codec == "h264" and 1 <= header & 0x1F <= 5:  # the first slice
-            return header & 0x1F == 5
+            return header & 0x1F == 5, _h264_slice_type(data[start + 4:start + 12]) % 5 == 1
         if codec == "hevc" and (header >> 1) & 0x3F < 32:
-            return 16 <= (header >> 1) & 0x3F <= 21
+            return 16 <= (header >> 1) & 0x3F <= 21, False
         start = data.find(b"\x00\x00\x01", start + 3)
-    return False
+    return False, False
+
+
+def _h264_slice_type(head: bytes) -> int:
+    """slice_type, the second Exp-Golomb number of an H.264 slice header (after first_mb_in_slice); -1 if cut."""
+    bits = "".join(f"{b:08b}" for b in head)
+    at = 0
+    for _ in range(2):
+        zeros = bits.find("1", at) - at
+        if zeros < 0 or at + 2 * zeros + 1 > len(bits):
+            return -1
+        value = int(bits[at + zeros:at + 2 * zeros + 1], 2) - 1
+        at += 2 * zeros + 1
+    return value
 
 
 class VideoTrack:
@@ -61,19 +80,25 @@ class VideoTrack:
         self.topic = topic
         self.keyframes: dict[int, bool] = {}
         self.size: tuple[int, int] | None = None
+        self.reorders = False  # B-frames: frames decode out of display order
 
     def add(self, msg: Any, msgtype: str, position: int) -> None:
         data = as_bytes(msg.data)
-        key = is_keyframe(self.codec, data) or (msgtype == FFMPEG_PACKET and bool(int(msg.flags) & 1))
+        key, bidirectional = frame_kind(self.codec, data)
+        key |= msgtype == FFMPEG_PACKET and bool(int(msg.flags) & 1)
         self.keyframes[position] = key
+        self.reorders |= bidirectional
         if self.size is None and key:
             self.size = self._probe(data)
 
     def _probe(self, data: bytes) -> tuple[int, int] | None:
-        """The size of a keyframe decoded on its own; None when it does not decode (a damaged packet)."""
+        """The size of a keyframe decoded on its own, None when it does not decode (a damaged packet); notes
+        whether its parameter sets announce reordered frames."""
         ctx = decoder(self.codec)
         try:
-            frames = decode_packet(ctx, data, self.topic) + decode_packet(ctx, None, self.topic)
+            frames = decode_packet(ctx, data, self.topic)
+            self.reorders |= bool(ctx.has_b_frames)
+            frames += decode_packet(ctx, None, self.topic)
         except Exception:  # a damaged keyframe: the next one gives the size
             return None
         return (frames[0].width, frames[0].height) if frames else None
@@ -91,4 +116,4 @@ class VideoTrack:
         flags = np.zeros(max(self.keyframes, default=-1) + 1, dtype=bool)
         for position, key in self.keyframes.items():
             flags[position] = key
-        return VideoFrames(packets, self.codec, flags, label)
+        return VideoFrames(packets, self.codec, flags, label, self.reorders)

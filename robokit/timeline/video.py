@@ -18,7 +18,6 @@ from robokit.errors import SourceError
 from robokit.timeline.images import Frame, FrameSource
 
 DECODERS = {"h264": "h264", "hevc": "hevc", "av1": "libdav1d"}  # codec → PyAV decoder
-_PROBE_PACKETS = 64  # packets decoded from the first keyframe to tell whether frames are reordered
 
 
 @dataclass(frozen=True)
@@ -85,16 +84,16 @@ def has_sequence_header(data: bytes) -> bool:
 class VideoFrames:
     """Frames of one coded stream; `packets` is a source of packet frames (`data` = one coded frame each).
 
-    `keyframes[i]` says whether packet i decodes on its own; frames are in decoding order, which is the
-    display order when the stream has no B-frames (`reorders`)."""
+    `keyframes[i]` says whether packet i decodes on its own; `reorders` whether the stream has B-frames (frames
+    then come out of the decoder in display order, not in the order of their packets)."""
 
-    def __init__(self, packets: FrameSource, codec: str, keyframes: np.ndarray, label: str) -> None:
+    def __init__(self, packets: FrameSource, codec: str, keyframes: np.ndarray, label: str, reorders: bool) -> None:
         self.codec = codec
         self.keyframes = np.asarray(keyframes, dtype=bool)
+        self.reorders = reorders
         self._keys = np.flatnonzero(self.keyframes)
         self._packets = packets
         self._label = label
-        self._reorders: bool | None = None
 
     def __len__(self) -> int:
         return len(self.keyframes)
@@ -111,31 +110,12 @@ class VideoFrames:
             raise SourceError(f"{self._label}: frame {p} comes before the first keyframe")
         return int(self._keys[i])
 
-    def reorders(self) -> bool:
-        """Whether frames come out of the decoder in another order than their packets (B-frames); probed on
-        the first packets after the first keyframe."""
-        if self._reorders is None:
-            self._reorders = False
-            if len(self._keys):
-                start = int(self._keys[0])
-                ctx, last = decoder(self.codec), -1
-                positions = range(start, min(len(self), start + _PROBE_PACKETS))
-                for i, packet in enumerate([*self.packets(positions), None]):
-                    try:
-                        out = ctx.decode(_packet(packet, i))
-                    except av.error.FFmpegError:
-                        break  # damaged data: decoding reports it; the probe only looks at order
-                    for frame in out:
-                        self._reorders |= frame.pts is not None and frame.pts < last
-                        last = frame.pts if frame.pts is not None else last
-        return self._reorders
-
     def copy_problem(self, positions: Sequence[int]) -> str:
         if not len(positions):
             return "no frames"
         if not self.keyframes[int(positions[0])]:
             return "the episode starts between keyframes"
-        if self.reorders():
+        if self.reorders:
             return "the video has B-frames (frames decode out of display order)"
         return ""
 
@@ -155,14 +135,6 @@ class VideoFrames:
         finally:
             if run is not None:
                 run.close()
-
-
-def _packet(packet: Packet | None, pts: int) -> Any:
-    if packet is None:
-        return None
-    out = av.Packet(packet.data)
-    out.pts = pts
-    return out
 
 
 class _Decoding:
