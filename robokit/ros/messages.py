@@ -277,6 +277,9 @@ class ImageBuilder(TopicBuilder):
     def build(self) -> list[Stream]:
         source = self.source
         if self.video is not None:
+            if self.video.size is None:
+                self.warnings.append(f"{self.topic}: no {self.video.codec} keyframe decodes, so no frame does")
+                return []
             self.layout = self.video.layout()
             source = self.video.frames(source, self.topic) if source is not None else None
         if self.layout is None:

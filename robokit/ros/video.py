@@ -104,8 +104,8 @@ class VideoTrack:
         return (frames[0].width, frames[0].height) if frames else None
 
     def layout(self) -> tuple[int, int, str, str]:
-        if self.size is None:
-            raise UnsupportedMessage(f"no {self.codec} keyframe decodes, so no frame does")
+        """(width, height, decoded encoding, storage format) once a keyframe decoded."""
+        assert self.size is not None, "layout asked before a keyframe decoded"
         return self.size[0], self.size[1], "rgb8", self.codec
 
     def first_keyframe(self) -> int:

@@ -12,8 +12,9 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 import robokit
 from robokit.errors import SourceError
+from robokit.ros.bagwriter import START_NS, BagWriter
 from robokit.ros.video import is_keyframe, video_codec
-from robokit.samples.videobag import encode, frame_index, write_video_bag
+from robokit.samples.videobag import COMPRESSED_VIDEO, encode, frame_index, video_store, write_video_bag
 from robokit.timeline import ImageStream
 from robokit.timeline.video import VideoFrames
 
@@ -95,3 +96,17 @@ def test_other_video_formats_skip_the_topic() -> None:
 def test_keyframes_of_other_codecs(codec: str) -> None:
     flags = [is_keyframe(codec, data) for data, _ in encode(12, 64, 48, 30, codec, gop=5)]
     assert flags[0] and flags.count(True) >= 2
+
+
+def test_garbage_video_skips_the_topic(tmp_path: Path) -> None:
+    ts = video_store()
+    rng = np.random.default_rng(0)
+    with BagWriter(tmp_path / "bag", ts, {"/camera/front/video": COMPRESSED_VIDEO}) as bag:
+        for i in range(5):
+            data = b"\x00\x00\x00\x01\x65" + rng.bytes(50) if i % 2 else rng.bytes(40)  # an "IDR" of noise
+            stamp = ts.types["builtin_interfaces/msg/Time"](sec=START_NS // 10**9 + i, nanosec=0)
+            bag.write(START_NS + i * 10**9, "/camera/front/video", ts.types[COMPRESSED_VIDEO](
+                timestamp=stamp, frame_id="f", data=np.frombuffer(data, np.uint8), format="h264"))
+    (ep,) = robokit.open(tmp_path / "bag")
+    assert "front/rgb" not in ep.streams
+    assert any("keyframe decodes" in w for w in ep.warnings)
