@@ -19,7 +19,8 @@ from typing import BinaryIO
 from mcap.writer import CompressionType, Writer
 
 from robokit.converters.episodes import file_name
-from robokit.converters.mcap.encoding import ENCODINGS, Encoder, encoder_for
+from robokit.converters.mcap.encoders import ENCODINGS, encoder_for
+from robokit.converters.mcap.encoding import Encoder
 from robokit.converters.mcap.plan import align, episode_record, robot_description
 from robokit.converters.mcap.plan import plan as topic_plan
 from robokit.converters.mcap.topic import Topic
