@@ -14,7 +14,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from robokit.converters.prepare import PreparedEpisode, base_channel
+from robokit.converters.prepare import PreparedEpisode
+from robokit.timeline.derived import base_channel
 
 KINDS = {"_delta": "delta", "_velocity": "velocity"}
 _DESCRIPTIONS = {

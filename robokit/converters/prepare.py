@@ -6,7 +6,6 @@ frames identically.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -14,8 +13,8 @@ import numpy as np
 from robokit.converters.options import WriterOptions
 from robokit.errors import ChannelError, ConversionError, ResampleError
 from robokit.timeline import Episode, ImageStream, NumericStream, PoseStream, Stream
+from robokit.timeline.derived import base_channel
 
-_DERIVED_SUFFIXES = ("_delta", "_velocity")
 RECORDED_ACTION = "action"  # the channel readers give a dataset's recorded action (LeRobot, RLDS `action`)
 
 
@@ -39,18 +38,6 @@ def measured_rate(stream: Stream) -> float:
     """Samples per second over the stream's span (0 for fewer than 2 samples or no span)."""
     span = (stream.end_ns - stream.start_ns) / 1e9 if len(stream) >= 2 else 0.0
     return (len(stream) - 1) / span if span > 0 else 0.0
-
-
-def base_channel(name: str, recorded: Mapping[str, Stream] | None = None) -> str:
-    """The recorded channel a derived one comes from (`joints/position_delta` → `joints/position`).
-
-    A name in `recorded` is its own base (`imu/angular_velocity` is recorded, not derived)."""
-    if recorded is not None and name in recorded:
-        return name
-    for suffix in _DERIVED_SUFFIXES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
 
 
 @dataclass(frozen=True)

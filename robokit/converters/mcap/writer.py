@@ -25,12 +25,12 @@ from robokit.converters.mcap.plan import align, episode_record, robot_descriptio
 from robokit.converters.mcap.plan import plan as topic_plan
 from robokit.converters.mcap.topic import Topic
 from robokit.converters.options import WriterOptions
-from robokit.converters.prepare import base_channel
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.staging import staged_dir
 from robokit.converters.streaming import Encoded, EpisodeContext, accepted, write_streaming
 from robokit.errors import ChannelError, ConversionError
 from robokit.timeline import Episode
+from robokit.timeline.derived import base_channel
 
 IMAGE_FORMATS = ("jpeg", "png")
 MCAP_ENCODING = ExtraOption("mcap_encoding", str, "protobuf",
