@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from robokit.converters.options import WriterOptions
+from robokit.converters.vectors import pose_names
 from robokit.errors import ChannelError, ConversionError, ResampleError
 from robokit.timeline import Episode, ImageStream, NumericStream, PoseStream, Stream
 from robokit.timeline.derived import base_channel
@@ -175,7 +176,6 @@ def _vector(stream: Stream, options: WriterOptions) -> NumericStream | None:
     if not isinstance(stream, PoseStream):
         return None
     from robokit import frames
-    from robokit.converters.vectors import pose_names
 
     pose = frames.convert_pose_stream(stream, options.frame)
     values = np.hstack([pose.translation, frames.to_order(pose.quaternion, options.quat_order)])
