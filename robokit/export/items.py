@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from robokit.errors import RobokitError, reading
 from robokit.export.manifest import ManifestItem
+from robokit.sources import ReadOptions, open_episodes
 from robokit.timeline import Episode
 from robokit.timeline.losses import lost_messages
 
@@ -65,10 +66,8 @@ class ItemReport:
 def open_item(item: ManifestItem, verify: bool = True, note: Log | None = None) -> list[Episode]:
     """Episodes of one item with its manifest overrides applied; the index pass runs here. An episode that
     cannot be read is left out (told to `note`) unless none can, so one bad episode never sinks the others."""
-    import robokit
-
     with reading(str(item.data_path)):
-        episodes = robokit.open(item.data_path, verify=verify, allow_outside=item.allow_outside)
+        episodes = open_episodes(item.data_path, ReadOptions(verify=verify, allow_outside=item.allow_outside))
     out = []
     failures: list[str] = []
     for n, ep in enumerate(episodes):

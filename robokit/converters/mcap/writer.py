@@ -31,6 +31,7 @@ from robokit.converters.streaming import Encoded, EpisodeContext, accepted, writ
 from robokit.errors import ChannelError, ConversionError
 from robokit.timeline import Episode
 from robokit.timeline.derived import base_channel
+from robokit.version import __version__
 
 IMAGE_FORMATS = ("jpeg", "png")
 MCAP_ENCODING = ExtraOption("mcap_encoding", str, "protobuf",
@@ -68,8 +69,6 @@ def _tagged(channel: int, topic: Topic) -> Iterator[tuple[int, int, bytes]]:
 def write_file(f: BinaryIO, topics: Sequence[Topic], enc: Encoder, metadata: dict[str, dict[str, str]],
                attachment: str | None, t0: int) -> None:
     """Write one MCAP to `f`: schemas and channels registered once, messages merged in log-time order, then metadata."""
-    from robokit import __version__
-
     w = Writer(f, chunk_size=CHUNK_SIZE, compression=CompressionType.ZSTD)
     w.start(profile=enc.profile, library=f"robokit/{__version__}")
     schemas: dict[str, int] = {}
