@@ -122,7 +122,7 @@ def read_items(items: Sequence[ManifestItem], task: str | None, note: Log, verif
     """Open every item (index pass included); unreadable ones are skipped with their reason.
 
     Every reader warning (truncation, damage, lost or undecodable messages) is logged with its episode."""
-    from robokit.export.scenes import is_scene_input
+    from robokit.converters.scene import is_scene_file  # trimesh and the rest load on first use, not with robokit
 
     inputs = Inputs([], [], [], [])
     for item in items:
@@ -131,7 +131,7 @@ def read_items(items: Sequence[ManifestItem], task: str | None, note: Log, verif
         t0 = time.perf_counter()
         if _read_annotated(item, rep, inputs, note):
             continue
-        if is_scene_input(item.data_path):
+        if is_scene_file(item.data_path):
             inputs.scene_paths.append(item.data_path)
             rep.kind, rep.episodes = "scene", [item.data_path.stem]
             continue

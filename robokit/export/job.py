@@ -208,7 +208,7 @@ def _write_alone(name: str, inputs: Inputs, dest: Path, options: WriterOptions) 
     conv = get_converter(name)
     try:
         if isinstance(conv, SceneWriter):
-            from robokit.export.scenes import load_scene
+            from robokit.converters.scene import load_scene
 
             if not inputs.scene_paths:
                 raise RobokitError(f"{name} writes scenes: give a scene file (YAML/JSON, splat PLY or mesh)")
