@@ -17,7 +17,8 @@ import pytest
 import robokit
 from robokit.cli import main
 from robokit.converters.actions import ActionMeaning, read_meaning
-from robokit.converters.lerobot.reader import feature_names
+from robokit.converters.lerobot.features import feature_names
+from robokit.converters.lerobot.layout import DEFAULT_FEATURES
 from robokit.errors import SourceError
 from robokit.timeline import NumericStream
 
@@ -31,7 +32,12 @@ DATASETS: dict[str, tuple[str, str, list[str], list[int]]] = {
     "reachy2_apple_storage_v30_keys": ("state", "actions", ["--camera", "none"], [0, 1, 2]),  # built by conftest
     "g1_inspire_v21": ("observation.state", "action", ["--image-size", "80x60"], [1]),  # episode 0 lacks its MP4
     "g1_inspire_v21_keys": ("state", "actions", ["--image-size", "80x60"], [1]),  # built by conftest, camera `wrist`
+    "gr1_picknplace_v20": ("observation.state", "action", ["--camera", "none"], [0, 1]),  # GR00T demo data, no MP4s
 }
+# What a round trip cannot give back as the source had it: lerobot's bookkeeping columns are written as LeRobot v3.0
+# declares them (`timestamp` float32 = frame_index / fps, `frame_index` present). GR00T's v2.0 demo data has no
+# `frame_index` column and float64 timestamps from 0.05 s with float32 noise (0.04999995…).
+REDERIVED: dict[str, set[str]] = {"gr1_picknplace_v20": {"timestamp", "frame_index"}}
 
 
 def _convert(src: Path, out: Path, *args: str) -> int:
@@ -43,12 +49,22 @@ def _source_table(root: Path) -> pa.Table:
     """Every data row of the source dataset, in (episode, frame) order."""
     files = sorted((root / "data").rglob("*.parquet"))
     table = pa.concat_tables([pq.read_table(f) for f in files], promote_options="permissive")
-    return table.sort_by([("episode_index", "ascending"), ("frame_index", "ascending")])
+    within = "frame_index" if "frame_index" in table.column_names else "index"  # GR00T's v2.0 has no frame_index
+    return table.sort_by([("episode_index", "ascending"), (within, "ascending")])
 
 
 def _matrix(table: pa.Table, key: str) -> np.ndarray:
     col = table.column(key).combine_chunks()
     return np.asarray(col.flatten().to_numpy(zero_copy_only=False)).reshape(len(col), -1)
+
+
+def _frame_index(table: pa.Table) -> np.ndarray:
+    """The table's frame indices; row order within each episode when it has no `frame_index` (GR00T's v2.0)."""
+    if "frame_index" in table.column_names:
+        return np.asarray(table.column("frame_index").to_numpy())
+    episodes = table.column("episode_index").to_numpy()
+    starts = np.flatnonzero(np.r_[True, episodes[1:] != episodes[:-1]])
+    return np.arange(len(episodes)) - np.repeat(starts, np.diff(np.r_[starts, len(episodes)]))
 
 
 def _info(root: Path) -> dict[str, Any]:
@@ -102,15 +118,14 @@ def test_lerobot_output_keeps_values_names_and_action(converted: tuple[str, Path
     # the source's feature keys are kept: `state`/`actions` stay, lerobot's standard keys stay
     assert np.array_equal(_matrix(written, state_key), _matrix(source, state_key))
     assert np.array_equal(_matrix(written, action_key), _matrix(source, action_key))  # the recorded action, by default
-    assert np.array_equal(written.column("frame_index").to_numpy(), source.column("frame_index").to_numpy())
+    assert np.array_equal(written.column("frame_index").to_numpy(), _frame_index(source))
     src_info, out_info = _info(root), json.loads((out / "lerobot" / "meta" / "info.json").read_text())
-    for key in (state_key, action_key):
-        names, src_names = out_info["features"][key]["names"], feature_names(src_info["features"][key])
-        assert len(names) == out_info["features"][key]["shape"][0] == src_info["features"][key]["shape"][0]
-        # the source's names when it has them (g1); `names: null` (apple_storage) gets the dimension indices
-        assert names == (src_names or [str(i) for i in range(len(names))]), key
+    for key in (state_key, action_key):  # dtype, shape and names as the source gives them (nested, null)
+        feature, src_feature = out_info["features"][key], src_info["features"][key]
+        assert (feature["dtype"], feature["shape"]) == (src_feature["dtype"], src_feature["shape"]), key
+        assert feature.get("names", "absent") == src_feature.get("names", "absent"), key
     exported = {k for k, f in src_info["features"].items() if f["dtype"] != "video" or "--camera" not in options}
-    assert set(out_info["features"]) == exported  # every feature key, cameras included when exported
+    assert set(out_info["features"]) == exported | {"frame_index"}  # every feature key, cameras when exported
     assert read_meaning(out / "lerobot") == ActionMeaning("action", "action", "absolute", "", "joints/position")
     videos = {k for k, f in out_info["features"].items() if f["dtype"] == "video"}
     assert {p.parts[-3] for p in (out / "lerobot" / "videos").rglob("*.mp4")} == videos
@@ -161,8 +176,10 @@ def test_webdataset_and_viam_hold_every_frame(converted: tuple[str, Path, Path])
 def test_round_trip_lerobot_keeps_every_column_and_name(name: str, tmp_path: Path,
                                                         lerobot_roots: dict[str, Path]) -> None:
     """LeRobot → robokit → LeRobot, twice: every non-video column (name and values) and every feature (key, dtype,
-    shape, dimension names) as in the source. Without cameras, so episodes whose MP4 is missing convert too."""
+    shape, `names` exactly as given: null, absent, nested) as in the source, but the columns in REDERIVED.
+    Without cameras, so episodes whose MP4 is missing convert too."""
     root, outputs = lerobot_roots[name], [tmp_path / "once", tmp_path / "twice"]
+    rederived = REDERIVED.get(name, set())
     for src, out in zip([root, outputs[0] / "lerobot"], outputs, strict=True):
         assert main(["convert", str(src), "--to", "lerobot", "--out", str(out), "--no-cache", "--workers", "1",
                      "--camera", "none"]) == 0
@@ -170,16 +187,19 @@ def test_round_trip_lerobot_keeps_every_column_and_name(name: str, tmp_path: Pat
     src_features = {k: f for k, f in _info(root)["features"].items() if f["dtype"] != "video"}
     for out in outputs:
         table = _source_table_at(out / "lerobot")
-        assert sorted(table.column_names) == sorted(source.column_names), out.name
-        for column in source.column_names:
+        assert sorted(set(table.column_names) - rederived) == sorted(set(source.column_names) - rederived), out.name
+        for column in set(source.column_names) - rederived:
             assert table.column(column).to_pylist() == source.column(column).to_pylist(), (out.name, column)
+        assert np.array_equal(table.column("frame_index").to_numpy(), _frame_index(source))
         features = _info(out / "lerobot")["features"]
-        assert sorted(features) == sorted(src_features), out.name
+        assert sorted(features) == sorted(set(src_features) | {"frame_index"}), out.name
         for key, feature in src_features.items():
-            assert (features[key]["dtype"], features[key]["shape"]) == (feature["dtype"], feature["shape"]), key
-            if key in (DATASETS[name][0], DATASETS[name][1]):  # the source's names (g1's nested list flattened);
-                indices = [str(i) for i in range(feature["shape"][0])]  # `names: null` (apple) → the indices
-                assert feature_names(features[key]) == (feature_names(feature) or indices), key
+            if key in DEFAULT_FEATURES:  # as LeRobot v3.0 declares them
+                assert features[key] == DEFAULT_FEATURES[key], key
+                assert key in rederived or (features[key]["dtype"], features[key]["shape"]) == (
+                    feature["dtype"], feature["shape"]), key
+            else:  # verbatim, but the action's `info` (what robokit's written action is)
+                assert {k: v for k, v in features[key].items() if k != "info"} == feature, key
 
 
 def test_keys_fall_back_to_lerobots_when_episodes_disagree_or_a_stream_is_derived(
