@@ -3,6 +3,7 @@ episode format â†’ check, values compared with the source Parquet, and LeRobot â
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import tarfile
@@ -17,7 +18,7 @@ import pytest
 import robokit
 from robokit.cli import main
 from robokit.converters.actions import ActionMeaning, read_meaning
-from robokit.converters.lerobot.features import feature_names
+from robokit.converters.lerobot.features import channel, feature_names
 from robokit.converters.lerobot.layout import DEFAULT_FEATURES
 from robokit.errors import SourceError
 from robokit.timeline import NumericStream
@@ -55,7 +56,8 @@ def _source_table(root: Path) -> pa.Table:
 
 def _matrix(table: pa.Table, key: str) -> np.ndarray:
     col = table.column(key).combine_chunks()
-    return np.asarray(col.flatten().to_numpy(zero_copy_only=False)).reshape(len(col), -1)
+    flat = col.flatten() if pa.types.is_list(col.type) or pa.types.is_fixed_size_list(col.type) else col
+    return np.asarray(flat.to_numpy(zero_copy_only=False)).reshape(len(col), -1)
 
 
 def _frame_index(table: pa.Table) -> np.ndarray:
@@ -170,6 +172,39 @@ def test_webdataset_and_viam_hold_every_frame(converted: tuple[str, Path, Path])
     assert len(samples) == frames
     images = [p for p in (out / "viam-binary").rglob("*") if p.suffix in (".jpg", ".jpeg", ".png")]
     assert len(images) == (0 if camera_option[:2] == ["--camera", "none"] else frames)
+
+
+def _extras(root: Path, state_key: str, action_key: str) -> dict[str, dict[str, Any]]:
+    """The source's features robokit has no role for (GR00T's `next.reward`, `next.done`, `annotation.*`)."""
+    return {k: f for k, f in _info(root)["features"].items()
+            if f["dtype"] not in ("video", "image") and k not in DEFAULT_FEATURES and k not in (state_key, action_key)}
+
+
+def test_extras_reach_rlds_webdataset_and_mcap(converted: tuple[str, Path, Path]) -> None:
+    """Every extra is a step field (RLDS), a sample member (WebDataset) and a numeric topic (MCAP), values as in the
+    source, with its source key, dtype and names in the format's metadata."""
+    name, root, out = converted
+    state_key, action_key, _, kept = DATASETS[name]
+    extras = _extras(root, state_key, action_key)
+    source = _source_table(root)
+    rows = source.filter(pa.compute.is_in(source.column("episode_index"), pa.array(kept)))
+    rlds_meta = json.loads((out / "rlds" / "robokit" / "1.0.0" / "metadata.json").read_text()).get("extras", {})
+    wds_keys = json.loads((out / "webdataset" / "dataset.json").read_text())["keys"]
+    assert sorted(m["feature"] for m in rlds_meta.values()) == sorted(extras)
+    for key, feature in extras.items():
+        field = key.replace(".", "_")
+        assert rlds_meta[field]["names"] == feature.get("names") and rlds_meta[field]["dtype"] == feature["dtype"]
+        assert wds_keys[f"{field}.npy"]["feature"] == key and wds_keys[f"{field}.npy"]["dtype"] == feature["dtype"]
+        for fmt, paths in {"rlds": [out / "rlds" / "robokit" / "1.0.0"],
+                           "mcap": sorted((out / "mcap").glob("*.mcap"))}.items():
+            values = np.concatenate([ep[channel(key)].values for ep in robokit.open(paths)])  # type: ignore[attr-defined]
+            assert np.allclose(values, _matrix(rows, key).astype(np.float64), atol=1e-6), (fmt, key)
+    with tarfile.open(sorted((out / "webdataset").glob("*.tar"))[0]) as tar:
+        first = tar.getmembers()[0].name.split(".", 1)[0]  # the first sample's members, by extension
+        members = {m.name.split(".", 1)[1]: m for m in tar.getmembers() if m.name.split(".", 1)[0] == first}
+        for key, feature in extras.items():
+            data = tar.extractfile(members[f"{key.replace('.', '_')}.npy"])
+            assert data is not None and np.load(io.BytesIO(data.read())).dtype == np.dtype(feature["dtype"]), key
 
 
 @pytest.mark.parametrize("name", sorted(DATASETS))
@@ -305,3 +340,34 @@ def test_broken_video_is_named_and_camera_none_converts(tmp_path: Path) -> None:
     assert _convert(root, tmp_path / "none", "--camera", "none") == 0  # without cameras both convert
     written = json.loads((tmp_path / "none" / "lerobot" / "meta" / "info.json").read_text())
     assert written["total_episodes"] == 2 and written["total_frames"] == 519
+
+
+def test_dict_names_and_added_extras_round_trip_exactly(tmp_path: Path) -> None:
+    """A dict of names (`{"motors": [...]}`) stays a dict; a vector extra with `names: null`, a bool and an int8 extra
+    keep their dtype, shape, names and values (apple_storage with columns added, as other recorders write them)."""
+    root = tmp_path / "src"
+    shutil.copytree(APPLE, root)
+    info = _info(root)
+    info["features"]["observation.state"]["names"] = {"motors": [f"joint_{i}" for i in range(19)]}
+    info["features"]["observation.environment_state"] = {"dtype": "float32", "shape": [3], "names": None}
+    info["features"]["next.done"] = {"dtype": "bool", "shape": [1], "names": None}
+    info["features"]["annotation.phase"] = {"dtype": "int8", "shape": [1]}
+    (root / "meta" / "info.json").write_text(json.dumps(info))
+    for path in (root / "data").rglob("*.parquet"):
+        table = pq.read_table(path)
+        n, rng = table.num_rows, np.random.default_rng(3)
+        env = pa.FixedSizeListArray.from_arrays(pa.array(rng.normal(size=n * 3).astype(np.float32)), 3)
+        table = (table.append_column("observation.environment_state", env)
+                 .append_column("next.done", pa.array(np.arange(n) % 7 == 0))
+                 .append_column("annotation.phase", pa.array((np.arange(n) // 50).astype(np.int8))))
+        pq.write_table(table, path)
+    out = tmp_path / "out"
+    assert main(["convert", str(root), "--to", "lerobot", "--out", str(out), "--no-cache", "--workers", "1",
+                 "--camera", "none"]) == 0
+    written = _info(out / "lerobot")["features"]
+    for key in ("observation.state", "observation.environment_state", "next.done", "annotation.phase"):
+        assert {k: v for k, v in written[key].items() if k != "info"} == info["features"][key], key
+    source, table = _source_table(root), _source_table_at(out / "lerobot")
+    for key in ("observation.environment_state", "next.done", "annotation.phase", "observation.state"):
+        assert table.column(key).to_pylist() == source.column(key).to_pylist(), key
+    assert table.schema.field("annotation.phase").type == pa.int8()
