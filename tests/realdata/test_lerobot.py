@@ -344,7 +344,8 @@ def test_broken_video_is_named_and_camera_none_converts(tmp_path: Path) -> None:
 
 def test_dict_names_and_added_extras_round_trip_exactly(tmp_path: Path) -> None:
     """A dict of names (`{"motors": [...]}`) stays a dict; a vector extra with `names: null`, a bool and an int8 extra
-    keep their dtype, shape, names and values (apple_storage with columns added, as other recorders write them)."""
+    keep their dtype, shape, names and values (apple_storage with columns added, as other recorders write them); a
+    second state key (`state` beside `observation.state`) is read as its own channel and kept too."""
     root = tmp_path / "src"
     shutil.copytree(APPLE, root)
     info = _info(root)
@@ -352,6 +353,7 @@ def test_dict_names_and_added_extras_round_trip_exactly(tmp_path: Path) -> None:
     info["features"]["observation.environment_state"] = {"dtype": "float32", "shape": [3], "names": None}
     info["features"]["next.done"] = {"dtype": "bool", "shape": [1], "names": None}
     info["features"]["annotation.phase"] = {"dtype": "int8", "shape": [1]}
+    info["features"]["state"] = {"dtype": "float32", "shape": [19], "names": None}
     (root / "meta" / "info.json").write_text(json.dumps(info))
     for path in (root / "data").rglob("*.parquet"):
         table = pq.read_table(path)
@@ -359,15 +361,18 @@ def test_dict_names_and_added_extras_round_trip_exactly(tmp_path: Path) -> None:
         env = pa.FixedSizeListArray.from_arrays(pa.array(rng.normal(size=n * 3).astype(np.float32)), 3)
         table = (table.append_column("observation.environment_state", env)
                  .append_column("next.done", pa.array(np.arange(n) % 7 == 0))
-                 .append_column("annotation.phase", pa.array((np.arange(n) // 50).astype(np.int8))))
+                 .append_column("annotation.phase", pa.array((np.arange(n) // 50).astype(np.int8)))
+                 .append_column("state", pa.FixedSizeListArray.from_arrays(
+                     pa.array(rng.normal(size=n * 19).astype(np.float32)), 19)))
         pq.write_table(table, path)
     out = tmp_path / "out"
     assert main(["convert", str(root), "--to", "lerobot", "--out", str(out), "--no-cache", "--workers", "1",
                  "--camera", "none"]) == 0
     written = _info(out / "lerobot")["features"]
-    for key in ("observation.state", "observation.environment_state", "next.done", "annotation.phase"):
+    extras = ("observation.environment_state", "next.done", "annotation.phase", "state")
+    for key in ("observation.state", *extras):
         assert {k: v for k, v in written[key].items() if k != "info"} == info["features"][key], key
     source, table = _source_table(root), _source_table_at(out / "lerobot")
-    for key in ("observation.environment_state", "next.done", "annotation.phase", "observation.state"):
+    for key in ("observation.state", *extras):
         assert table.column(key).to_pylist() == source.column(key).to_pylist(), key
     assert table.schema.field("annotation.phase").type == pa.int8()

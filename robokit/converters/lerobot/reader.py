@@ -355,6 +355,9 @@ def _streams(root: _Root, ep: dict[str, Any]) -> LoadedWithLosses:
             continue
         if key not in DEFAULT_FEATURES:
             stream = numeric_stream(key, feature, table, order, times, skipped, warnings)
+            if stream is not None and stream.name in streams:  # `state` beside `observation.state`: its own key
+                warnings.append(f"feature {key}: channel {stream.name} is an earlier feature's; read as channel {key}")
+                stream = replace(stream, name=key)
             if stream is not None:
                 streams[stream.name] = stream
     known = set(root.info["features"])
