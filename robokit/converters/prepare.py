@@ -6,16 +6,17 @@ frames identically.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from robokit.converters.extras import Extra, build_extras, extra_channels
 from robokit.converters.options import WriterOptions
+from robokit.converters.vectors import pose_names
 from robokit.errors import ChannelError, ConversionError, ResampleError
 from robokit.timeline import Episode, ImageStream, NumericStream, PoseStream, Stream
+from robokit.timeline.derived import base_channel
 
-_DERIVED_SUFFIXES = ("_delta", "_velocity")
 RECORDED_ACTION = "action"  # the channel readers give a dataset's recorded action (LeRobot, RLDS `action`)
 
 
@@ -41,18 +42,6 @@ def measured_rate(stream: Stream) -> float:
     return (len(stream) - 1) / span if span > 0 else 0.0
 
 
-def base_channel(name: str, recorded: Mapping[str, Stream] | None = None) -> str:
-    """The recorded channel a derived one comes from (`joints/position_delta` → `joints/position`).
-
-    A name in `recorded` is its own base (`imu/angular_velocity` is recorded, not derived)."""
-    if recorded is not None and name in recorded:
-        return name
-    for suffix in _DERIVED_SUFFIXES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
 @dataclass(frozen=True)
 class PreparedEpisode:
     """One episode on a uniform grid, ready for a writer; `notes` announce what was chosen by default."""
@@ -67,6 +56,7 @@ class PreparedEpisode:
     poses: dict[str, PoseStream]
     task: str
     notes: list[str] = field(default_factory=list)
+    extras: dict[str, Extra] = field(default_factory=dict)  # by channel (see converters/extras)
 
     @property
     def n_frames(self) -> int:
@@ -161,7 +151,8 @@ def prepare(episode: Episode, options: WriterOptions) -> PreparedEpisode:
     channels = list(dict.fromkeys([state_name, *cameras, *options.poses]))
     if action_name:
         channels.append(base_channel(action_name, episode.streams))
-    channels = list(dict.fromkeys(channels))
+    extras, extra_notes = extra_channels(episode, [*channels, DEFAULT_STATE, RECORDED_ACTION])
+    channels = list(dict.fromkeys([*channels, *extras]))
     try:
         aligned = resample(episode, fps, method=options.resample, channels=channels)
     except ResampleError as exc:
@@ -177,7 +168,8 @@ def prepare(episode: Episode, options: WriterOptions) -> PreparedEpisode:
     poses = {n: frames.convert_pose_stream(_pose(aligned.streams[n]), options.frame) for n in options.poses}
     task = options.task or (episode.tasks[0] if episode.tasks else "")
     notes = [note for note in (state_note, fps_note and f"fps {fps:g} by default: {fps_note}") if note]
-    return PreparedEpisode(episode, aligned, fps, grid, state, action, images, poses, task, notes)
+    return PreparedEpisode(episode, aligned, fps, grid, state, action, images, poses, task, notes + extra_notes,
+                           build_extras(aligned.streams, extras))
 
 
 def _vector(stream: Stream, options: WriterOptions) -> NumericStream | None:
@@ -188,7 +180,6 @@ def _vector(stream: Stream, options: WriterOptions) -> NumericStream | None:
     if not isinstance(stream, PoseStream):
         return None
     from robokit import frames
-    from robokit.converters.vectors import pose_names
 
     pose = frames.convert_pose_stream(stream, options.frame)
     values = np.hstack([pose.translation, frames.to_order(pose.quaternion, options.quat_order)])

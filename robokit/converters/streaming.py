@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from robokit.converters.extras import signature as extras_signature
 from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import PreparedEpisode, prepare
 from robokit.converters.registry import WriteResult
@@ -148,6 +149,7 @@ def describe_difference(a: Any, b: Any) -> str:
 
 
 def prepared_signature(p: PreparedEpisode) -> dict[str, Any]:
-    """What tabular datasets need equal in every episode: cameras and sizes, state/action widths, poses."""
+    """What tabular datasets need equal in every episode: cameras and sizes, state/action widths, poses, extras."""
     return {"cameras": sorted((name, cam.width, cam.height) for name, cam in p.cameras.items()),
-            "state": p.state.dim, "action": p.action.dim if p.action else None, "poses": sorted(p.poses)}
+            "state": p.state.dim, "action": p.action.dim if p.action else None, "poses": sorted(p.poses),
+            "extras": extras_signature(p.extras)}

@@ -13,11 +13,13 @@ from robokit.timeline.images import Frame, FrameSource, MappedFrameSource, resiz
 
 @dataclass(frozen=True)
 class StreamOrigin:
-    """Where a stream came from: topic, message type, and which clock gave its timestamps."""
+    """Where a stream came from: topic, message type, which clock gave its timestamps, and the source's own
+    description of it when the source format has one (a LeRobot feature as JSON text; see converters/extras)."""
 
     topic: str
     msgtype: str
     time_source: str = "log"  # "header" (message header stamp) or "log" (recorder's receive time)
+    feature: str = ""  # JSON object, e.g. {"dtype": "bool", "shape": [1], "names": null}
 
 
 def sort_timestamps(timestamps: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -174,6 +176,14 @@ class CameraInfo:
     distortion: np.ndarray = field(default_factory=lambda: np.zeros(0))
     distortion_model: str = ""
     frame_id: str = ""
+
+    @classmethod
+    def from_fov(cls, width: int, height: int, fovy_deg: float, frame_id: str = "") -> CameraInfo:
+        """A centred, square-pixel, distortion-free camera with vertical field of view `fovy_deg` (for cameras
+        described by their fov: simulated ones, or recordings without a calibration)."""
+        f = 0.5 * height / np.tan(np.radians(fovy_deg) / 2)
+        k = np.array([[f, 0, (width - 1) / 2], [0, f, (height - 1) / 2], [0, 0, 1]], dtype=np.float64)
+        return cls(width, height, k, frame_id=frame_id)
 
     def scaled(self, width: int, height: int) -> CameraInfo:
         """The intrinsics after resizing the image to width×height."""

@@ -1,8 +1,10 @@
 """RLDS writer: a TFDS prepared directory `<out>/rlds/<name>/<version>/`, one episode per TFRecord record.
 
 Steps follow the rlds_dataset_builder schema (`observation/<camera>` JPEG/PNG, `observation/state`,
-`action`, `reward`, `discount`, `is_first`/`is_last`/`is_terminal`, `language_instruction`) plus
-`episode_metadata` with the source path and traceability fields. Demonstrations end in their goal,
+`action`, `reward`, `discount`, `is_first`/`is_last`/`is_terminal`, `language_instruction`), one step field per
+extra (a source feature such as LeRobot's `next.reward` → `next_reward`: floats as float32, as Examples store them;
+its source key, dtype and names in `metadata.json`; see converters/extras), plus `episode_metadata` with the source
+path and traceability fields. Demonstrations end in their goal,
 so the last step is terminal with reward 1 (the builder template's convention); discount is 1.
 Records are encoded without TensorFlow (per episode, in any process) and streamed into size-targeted shards;
 one encoded episode per worker is the most held in memory.
@@ -13,7 +15,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ import numpy as np
 
 from robokit.converters.actions import ActionMeaning, meaning_of
 from robokit.converters.episodes import trace
+from robokit.converters.extras import field_names
 from robokit.converters.images import (
     IMAGE_FORMAT,
     IMAGE_OPTIONS,
@@ -62,6 +65,8 @@ SPLIT = ExtraOption("split", float, 0.0, "Fraction of episodes written to an RLD
                     low=0, high=1, check=lambda ratio: split_ratio(ratio))
 EXTRA_OPTIONS = (DATASET_NAME, RLDS_VERSION, RLDS_SHARD_MB, SPLIT, *IMAGE_OPTIONS)
 
+_STEP_FIELDS = ("observation", "action", "reward", "discount", "is_first", "is_last", "is_terminal",
+                "language_instruction")
 NO_ACTION = "No action: the source recorded none and none was asked for (--action)."
 
 
@@ -114,13 +119,22 @@ class _Schema:
     quat_order: str
     frame: str
     action_meaning: ActionMeaning | None = None
+    extras: dict[str, dict[str, Any]] = field(default_factory=dict)  # step field -> `Extra.describe()`
 
     @classmethod
     def of(cls, p: PreparedEpisode, options: WriterOptions, settings: _Settings) -> _Schema:
         action = (p.action.name, p.action.names) if p.action is not None else None
+        extras = {name: extra.describe() for name, extra in field_names(p.extras, _STEP_FIELDS).items()}
         return cls(camera_specs(p, settings.image_format), (p.state.name, p.state.names), action,
                    {name: pose_key(name) for name in sorted(p.poses)}, options.quat_order, options.frame,
-                   meaning_of(p))
+                   meaning_of(p), extras)
+
+    def _extra_node(self, name: str) -> ft.Node:
+        extra = self.extras[name]
+        dtype = extra["dtype"] if extra["dtype"] in ("bool", "int64") else (
+            "int64" if extra["dtype"].startswith(("int", "uint")) else "float32")
+        shape = () if extra["shape"] == [1] else (len(extra["flat_names"]),)
+        return ft.tensor(shape, dtype, describe(extra["channel"], tuple(extra["flat_names"])))
 
     def node(self) -> ft.Node:
         """The features.json root."""
@@ -139,6 +153,7 @@ class _Schema:
             "is_last": ft.tensor((), "bool"),
             "is_terminal": ft.tensor((), "bool"),
             "language_instruction": ft.text(),
+            **{name: self._extra_node(name) for name in self.extras},
         }
         metadata = {
             "file_path": ft.text("Path or URI of the source recording."),
@@ -174,6 +189,8 @@ class _Schema:
         out.update({f"steps/observation/{key}": v for key, v in pose_vectors(p, self.quat_order).items()})
         if p.action is not None:
             out["steps/action"] = p.action.values.astype(np.float32)
+        extras = {extra["channel"]: name for name, extra in self.extras.items()}
+        out.update({f"steps/{extras[e.channel]}": e.values for e in p.extras.values()})
         meta = p.source.meta
         fields = trace(p)
         out.update({
@@ -279,8 +296,10 @@ def _write_metadata(root: Path, settings: _Settings, schema: _Schema, written: d
                     options: WriterOptions) -> None:
     """features.json, then dataset_info.json (last: its presence marks a complete dataset)."""
     (root / FEATURES).write_text(json.dumps(schema.node(), indent=4, sort_keys=True))
-    if schema.action_meaning is not None:  # TFDS keeps free-form dataset metadata in metadata.json
-        (root / METADATA).write_text(json.dumps({"action": schema.action_meaning.to_dict()}, indent=4, sort_keys=True))
+    metadata = {**({"action": schema.action_meaning.to_dict()} if schema.action_meaning is not None else {}),
+                **({"extras": schema.extras} if schema.extras else {})}
+    if metadata:  # TFDS keeps free-form dataset metadata in metadata.json
+        (root / METADATA).write_text(json.dumps(metadata, indent=4, sort_keys=True))
     splits = [split_entry(s, [sh.items for sh in shards], num_bytes)
               for s, (shards, num_bytes) in written.items() if shards]
     robot = f" Robot: {options.robot_type}." if options.robot_type else ""

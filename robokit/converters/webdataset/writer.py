@@ -1,7 +1,8 @@
 """WebDataset writer: tar shards `<out>/webdataset/<name>-NNNNNN.tar`, a wids index and `dataset.json`.
 
 By default one sample per step, key `<episode>_<step:06d>`, members `<camera>.jpg|png`, `state.npy`,
-`action.npy`, one `.npy` per pose and `meta.json`; or one sample per episode (`steps.npz`,
+`action.npy`, one `.npy` per pose and per extra (a source feature such as LeRobot's `next.reward` →
+`next_reward.npy`, in the source dtype; see converters/extras) and `meta.json`; or one sample per episode (`steps.npz`,
 `<camera>.<step:06d>.jpg|png`, `meta.json`). Members are written deterministically (sorted names,
 mtime 0, uid/gid 0) and shards are sized by their exact tar size; an episode never spans two shards.
 """
@@ -18,6 +19,7 @@ import numpy as np
 
 from robokit.converters.actions import meaning_of_channel
 from robokit.converters.episodes import trace
+from robokit.converters.extras import field_names
 from robokit.converters.images import (
     IMAGE_FORMAT,
     IMAGE_OPTIONS,
@@ -57,6 +59,7 @@ WDS_SHARD_MB = ExtraOption("wds_shard_mb", float, 512.0, "Target WebDataset shar
 WDS_SAMPLES = ExtraOption("wds_samples", str, "step", "WebDataset samples: one per step, or one per episode.",
                           SAMPLE_LAYOUTS)
 EXTRA_OPTIONS = (DATASET_NAME, WDS_SHARD_MB, WDS_SAMPLES, *IMAGE_OPTIONS)
+_STEP_ARRAYS = {"timestamp_ns": "int64", "is_first": "bool", "is_last": "bool"}  # beside the vectors in steps.npz
 Member = tuple[str, bytes]
 
 
@@ -68,18 +71,25 @@ class _Schema:
     poses: dict[str, str]  # channel -> member name
     quat_order: str
     frame: str
+    extras: dict[str, str]  # channel -> member name
 
     @classmethod
     def of(cls, p: PreparedEpisode, options: WriterOptions, requested_format: str) -> _Schema:
-        return cls(camera_specs(p, requested_format), {name: pose_key(name) for name in sorted(p.poses)},
-                   options.quat_order, options.frame)
+        cameras = camera_specs(p, requested_format)
+        poses = {name: pose_key(name) for name in sorted(p.poses)}
+        reserved = {"state", "action", "meta", "steps", *_STEP_ARRAYS, *poses.values(),
+                    *(name for name, _ in cameras.values())}
+        extras = {extra.channel: name for name, extra in field_names(p.extras, reserved).items()}
+        return cls(cameras, poses, options.quat_order, options.frame, extras)
 
     def vectors(self, p: PreparedEpisode) -> dict[str, np.ndarray]:
-        """(T, D) float32 arrays by member name: state, action, poses (xyz + quaternion in quat_order)."""
+        """Arrays by member name: state, action, poses (xyz + quaternion in quat_order) (T, D) float32; extras in
+        their source dtype, (T,) for a shape-[1] feature."""
         out = {"state": p.state.values.astype(np.float32)}
         if p.action is not None:
             out["action"] = p.action.values.astype(np.float32)
         out.update(pose_vectors(p, self.quat_order))
+        out.update({name: p.extras[channel].column() for channel, name in self.extras.items()})
         return out
 
     def _arrays(self, p: PreparedEpisode) -> dict[str, dict[str, Any]]:
@@ -90,7 +100,11 @@ class _Schema:
                              "meaning": meaning_of_channel(p.action.name, p.action.unit or "", p.state.name).to_dict()}
         for channel, key in self.poses.items():
             out[key] = {"channel": channel, "names": list(pose_names(self.quat_order)), "frame": self.frame}
-        return {k: {"type": "array", "dtype": "float32", "shape": [len(v["names"])], **v} for k, v in out.items()}
+        arrays = {k: {"type": "array", "dtype": "float32", "shape": [len(v["names"])], **v} for k, v in out.items()}
+        for channel, key in self.extras.items():
+            extra = p.extras[channel]
+            arrays[key] = {"type": "array", **extra.describe(), "shape": [] if extra.scalar else [len(extra.names)]}
+        return arrays
 
     def describe(self, p: PreparedEpisode, layout: str) -> dict[str, Any]:
         """The `keys` section of dataset.json."""
@@ -104,8 +118,7 @@ class _Schema:
         if layout == "episode":
             keys["steps.npz"] = {"type": "arrays", "arrays": {
                 **{k: {**v, "shape": ["T", *v["shape"]]} for k, v in arrays.items()},
-                **{k: {"dtype": dtype, "shape": ["T"]} for k, dtype in
-                   (("timestamp_ns", "int64"), ("is_first", "bool"), ("is_last", "bool"))}}}
+                **{k: {"dtype": dtype, "shape": ["T"]} for k, dtype in _STEP_ARRAYS.items()}}}
         else:
             keys.update({f"{k}.npy": v for k, v in arrays.items()})
         keys["meta.json"] = {"type": "json"}
