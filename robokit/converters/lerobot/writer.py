@@ -8,7 +8,6 @@ it aggregates datasets.
 
 from __future__ import annotations
 
-import io
 import json
 import math
 from collections.abc import Iterable, Sequence
@@ -24,7 +23,7 @@ import pyarrow.parquet as pq
 
 from robokit.converters.actions import ActionMeaning, meaning_of
 from robokit.converters.episodes import trace
-from robokit.converters.lerobot.depth import DEPTH_MAX, DepthVideoEncoder, depth_info, depth_stats, drop_small_depth
+from robokit.converters.lerobot.depth import DEPTH_MAX, depth_info, drop_small_depth
 from robokit.converters.lerobot.keys import agreed_source_keys, agreed_tasks, data_columns, feature_keys
 from robokit.converters.lerobot.layout import (
     CHUNKS_SIZE,
@@ -34,11 +33,11 @@ from robokit.converters.lerobot.layout import (
     DEFAULT_FEATURES,
     EPISODES_PATH,
     MAX_FILE_MB,
-    MAX_VIDEO_SECONDS,
     VIDEO_FILE_MB,
     VIDEO_PATH,
     FileCounter,
 )
+from robokit.converters.lerobot.videos import CameraFiles, Video, camera_video
 from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import PreparedEpisode, default_fps, select_cameras
 from robokit.converters.registry import ExtraOption, WriteResult
@@ -46,10 +45,9 @@ from robokit.converters.staging import staged_dir
 from robokit.converters.stats import ImageStats, merge_image_stats, to_json, vector_stats
 from robokit.converters.streaming import Encoded, EpisodeContext, accepted, prepared_signature, write_streaming
 from robokit.converters.vectors import pose_names, pose_vector
-from robokit.converters.video import MAX_GOP, VideoConcatenator, VideoEncoder, VideoSettings, video_info
-from robokit.converters.videocopy import copy_mp4, copyable
+from robokit.converters.video import MAX_GOP, VideoSettings, video_info
 from robokit.errors import ChannelError, OptionError
-from robokit.timeline import Episode, ImageStream
+from robokit.timeline import Episode
 
 CODEC = ExtraOption("codec", str, "av1", "Video codec: av1 (libsvtav1) or h264 (libx264).", ("av1", "h264"))
 CRF = ExtraOption("crf", int, 30, "Video quality: constant rate factor (lower is better; h264 up to 51).",
@@ -63,8 +61,6 @@ VIDEO_FILE = ExtraOption("video_file_mb", float, float(VIDEO_FILE_MB), "Roll MP4
 DATA_FILE = ExtraOption("data_file_mb", float, float(DATA_FILE_MB), "Roll data Parquet files over at this size (MB).",
                         low=0, high=MAX_FILE_MB, above=True)
 EXTRA_OPTIONS = (CODEC, CRF, GOP, PRESET, VIDEO_FILE, DATA_FILE)
-_STATS_SAMPLES = 100  # frames per episode fed to the image statistics
-LEROBOT_CODECS = ("h264", "hevc", "av1")  # coded video LeRobot decodes, so copied as it is
 _GLOBAL_COLUMNS = ("episode_index", "index", "task_index")  # filled in by assembly, in dataset order
 
 
@@ -98,25 +94,12 @@ class _Schema:
 
 
 @dataclass
-class _Video:
-    """One camera of one episode: an MP4 with pts from frame 0, its frame count and image statistics."""
-
-    mp4: bytes
-    frames: int
-    stats: ImageStats
-    depth: bool = False  # a depth map: quantized 12-bit millimetres (`lerobot.depth`)
-    clipped: int = 0  # depth pixels beyond the quantizer's maximum, stored as that maximum
-    copied_gop: int = 0  # packets copied from coded video: its longest keyframe interval (else 0: encoded here)
-    note: str = ""  # why coded video was re-encoded rather than copied
-
-
-@dataclass
 class _Episode:
     """One encoded episode: its per-frame columns (but the global ones), camera videos and traceability."""
 
     schema: _Schema
     columns: dict[str, np.ndarray]
-    videos: dict[str, _Video]
+    videos: dict[str, Video]
     task: str
     n_frames: int
     trace: dict[str, Any]  # the `robokit.*` columns of the episodes table
@@ -157,7 +140,8 @@ class LeRobotWriter:
         cameras = sorted(p.cameras)
         keys = feature_keys(p, dict(plan.source_keys))
         with ThreadPoolExecutor(max_workers=max(1, len(cameras))) as pool:
-            futures = {cam: pool.submit(_camera_video, cam, p.cameras[cam], p.n_frames, fps, plan) for cam in cameras}
+            futures = {cam: pool.submit(camera_video, cam, p.cameras[cam], p.n_frames, fps, plan.video,
+                                          plan.options.extra.get(CODEC.name)) for cam in cameras}
             columns, vectors, not_written = _episode_columns(p, fps, plan.options.quat_order, keys)
             videos = {cam: future.result() for cam, future in futures.items()}
         notes = [v.note for v in videos.values() if v.note]
@@ -241,40 +225,6 @@ def _episode_columns(p: PreparedEpisode, fps: int, quat_order: str, keys: dict[s
     return columns, vectors, not_written
 
 
-def _camera_video(cam: str, stream: ImageStream, n_frames: int, fps: int, plan: _Plan) -> _Video:
-    """One camera of one episode: coded video's packets copied when nothing needs pixels, else encoded."""
-    coded, why = copyable(stream, LEROBOT_CODECS)
-    asked = plan.options.extra.get(CODEC.name)
-    if coded is not None and asked is not None and asked != coded.codec:
-        why = f"codec {asked} asked for (the recording is {coded.codec})"
-        coded = None
-    if coded is None:
-        video = _encode_video(stream, n_frames, fps, plan.video)
-        video.note = f"{cam}: coded video re-encoded, not copied: {why}" if why else ""
-        return video
-    copied = copy_mp4(coded, stream.positions.tolist(), stream.width, stream.height, fps)
-    return _Video(copied.mp4, copied.frames, copied.stats, copied_gop=copied.gop)
-
-
-def _encode_video(stream: ImageStream, n_frames: int, fps: int, settings: VideoSettings) -> _Video:
-    """One camera of one episode as an in-memory MP4, with statistics of about `_STATS_SAMPLES` frames."""
-    buffer = io.BytesIO()
-    depth = stream.is_depth  # frames in uint16 millimetres (prepare)
-    encoder = (DepthVideoEncoder(buffer, stream.width, stream.height, fps, settings.gop) if depth
-               else VideoEncoder(buffer, stream.width, stream.height, fps, settings))
-    stats = depth_stats() if depth else ImageStats()
-    stride = max(1, n_frames // _STATS_SAMPLES)
-    try:
-        for i, frame in enumerate(stream.frames()):
-            pixels = frame.array()
-            encoder.add(pixels)
-            if i % stride == 0:
-                stats.add(pixels if pixels.dtype == np.uint8 or depth else np.zeros((1, 1, 3), np.uint8))
-    finally:
-        encoder.close()
-    return _Video(buffer.getvalue(), encoder.frames, stats, depth, getattr(encoder, "clipped", 0))
-
-
 class _DataFiles:
     """The data Parquet files: one row group per episode, rolled over once a file reaches `max_bytes`."""
 
@@ -304,41 +254,6 @@ class _DataFiles:
             self._writer = None
 
 
-class _CameraFiles:
-    """One camera's continuous MP4 files: episodes remuxed in order, rolled over by size and by duration."""
-
-    def __init__(self, root: Path, key: str, fps: int, max_bytes: float) -> None:
-        self.root = root
-        self.key = key
-        self.fps = fps
-        self.max_bytes = max_bytes
-        self.counter = FileCounter()
-        self.first_file: Path | None = None
-        self._out: VideoConcatenator | None = None
-
-    def add(self, video: _Video) -> dict[str, Any]:
-        """Append one episode's MP4; returns where it went (the episodes table's `videos/<key>/*` columns)."""
-        out = self._out
-        if out is not None and (out.frames / self.fps + video.frames / self.fps > MAX_VIDEO_SECONDS
-                                or out.size >= self.max_bytes or not out.fits(video.mp4)):
-            self.close()
-            self.counter.advance()
-        if self._out is None:
-            path = self.root / self.counter.path(VIDEO_PATH, video_key=self.key)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._out = VideoConcatenator(path, self.fps)
-            self.first_file = self.first_file or path
-        start, end = self._out.append(video.mp4)
-        prefix = f"videos/{self.key}/"
-        return {prefix + "chunk_index": self.counter.chunk, prefix + "file_index": self.counter.file,
-                prefix + "from_timestamp": start / self.fps, prefix + "to_timestamp": end / self.fps}
-
-    def close(self) -> None:
-        if self._out is not None:
-            self._out.close()
-            self._out = None
-
-
 class _DatasetWriter:
     """Writes one dataset root from encoded episodes, in order: data and videos as they come, then meta/."""
 
@@ -346,7 +261,7 @@ class _DatasetWriter:
         self.root = root
         self.plan = plan
         self.data = _DataFiles(root, plan.data_mb * 1e6)
-        self.videos: dict[str, _CameraFiles] = {}
+        self.videos: dict[str, CameraFiles] = {}
         self.first: _Episode | None = None
         self.tasks: dict[str, int] = dict(plan.tasks)  # text → index, the source's when it had a table
         self.records: list[dict[str, Any]] = []
@@ -359,7 +274,7 @@ class _DatasetWriter:
         and what the global stats need."""
         if self.first is None:
             self.first = ep
-            self.videos = {cam: _CameraFiles(self.root, ep.schema.key(cam), ep.schema.fps, self.plan.video_mb * 1e6)
+            self.videos = {cam: CameraFiles(self.root, ep.schema.key(cam), ep.schema.fps, self.plan.video_mb * 1e6)
                            for cam, _, _ in ep.schema.cameras}
         n, start, ep_index = ep.n_frames, self.frames, len(self.records)
         columns = {**ep.columns, "episode_index": np.full(n, ep_index, dtype=np.int64),
