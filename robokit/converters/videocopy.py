@@ -10,7 +10,6 @@ and say why.
 from __future__ import annotations
 
 import io
-import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -89,24 +88,30 @@ def copy_mp4(video: CodedVideo, positions: Sequence[int], width: int, height: in
                     keys.add(packet.data, stats)
             frames += 1
         keys.finish(stats)
+    if not stats.frames:
+        raise SourceError(f"{video.codec} video: none of its keyframes decodes (damaged packets)")
     return CopiedVideo(buffer.getvalue(), frames, stats, video.codec, max(gop, frames - last_key))
 
 
 class _KeyframeDecoder:
-    """Decodes keyframes alone (each decodes without the frames between) into image statistics."""
+    """Decodes keyframes alone (each decodes without the frames between) into image statistics; a damaged one is
+    left out of them (its packet is still copied as recorded)."""
 
     def __init__(self, codec: str) -> None:
+        self._codec = codec
         self._ctx = decoder(codec)
         self.sent = 0
 
-    def add(self, data: bytes, stats: ImageStats) -> None:
-        self.sent += 1
-        for frame in decode_packet(self._ctx, data, "keyframe"):
-            stats.add(frame.to_ndarray(format="rgb24"))
+    def add(self, data: bytes | None, stats: ImageStats) -> None:
+        self.sent += data is not None
+        try:
+            for frame in decode_packet(self._ctx, data, "keyframe"):
+                stats.add(frame.to_ndarray(format="rgb24"))
+        except SourceError:
+            self._ctx = decoder(self._codec)
 
     def finish(self, stats: ImageStats) -> None:
-        for frame in decode_packet(self._ctx, None, "keyframe"):
-            stats.add(frame.to_ndarray(format="rgb24"))
+        self.add(None, stats)
 
 
 class Mp4Video:
@@ -136,7 +141,6 @@ class Mp4Video:
         _, fps, _ = self._facts
         wanted = set(int(p) for p in positions)
         last = max(wanted, default=-1)
-        os.environ.setdefault("SVT_LOG", "1")
         try:
             with av.open(str(self.path)) as container:
                 stream: Any = container.streams.video[0]

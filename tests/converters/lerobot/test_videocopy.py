@@ -98,8 +98,9 @@ def test_episode_starting_between_keyframes_is_re_encoded(tmp_path: Path) -> Non
     assert _decoded_indices(_videos(tmp_path / "key" / "lerobot")[0])[:3] == [30, 31, 32]
 
 
-def test_damaged_packet_does_not_sink_the_export(tmp_path: Path) -> None:
-    episodes = robokit.open([_bag(tmp_path, "a", frames=40, damage=12), _bag(tmp_path, "b", frames=40, damage=0)])
+@pytest.mark.parametrize("damage", [0, 12, 30])  # the first keyframe, a P-frame, a later keyframe
+def test_damaged_packet_does_not_sink_the_export(tmp_path: Path, damage: int) -> None:
+    episodes = robokit.open([_bag(tmp_path, "a", frames=40, damage=damage), _bag(tmp_path, "b", frames=40)])
     result = _write(episodes, tmp_path / "out")
     assert result.episodes + len(result.skipped) == 2 and result.episodes >= 1
 
