@@ -106,6 +106,10 @@ def build_seeds(base: Path, with_fixtures: bool = True) -> list[Seed]:
         # images alone (no state) convert to the Viam layout, not to the step formats
         formats = ("viam-binary",) if kind == "viam-binary" else RECORDING_FORMATS
         seeds.append(Seed(kind, base / kind, "dataset", formats))
+    from robokit.samples.videobag import write_video_bag
+
+    write_video_bag(base / "ros2-video" / "episode", frames=20, width=64, height=48, gop=8)
+    seeds.append(Seed("ros2-video", base / "ros2-video", "episode", FIXTURE_FORMATS))  # coded video: MCAP copies it
     (base / "manifest" / "rec").parent.mkdir()
     shutil.copytree(bag, base / "manifest" / "rec")
     lines = [{"data_path": "rec", "episode_id": "first", "task": "pick", "tags": {"site": "lab"},
