@@ -30,7 +30,9 @@ def video_codec(msg: Any, msgtype: str) -> str | None:
         return next((codec for token, codec in _FORMATS if token in fmt), None)
     if msgtype not in VIDEO_TYPES:
         return None
-    fmt = str(msg.encoding if msgtype == FFMPEG_PACKET else msg.format).lower()
+    # FFMPEGPacket: "codec;av_source_pixel_format;cv_bridge_target_format;ros_encoding", the codec first
+    fmt = str(msg.encoding).split(";")[0] if msgtype == FFMPEG_PACKET else str(msg.format)
+    fmt = fmt.lower()
     codec = next((codec for token, codec in _FORMATS if token in fmt), None)
     if codec is None:
         raise UnsupportedMessage(f"unsupported video format {fmt!r} (h264, h265 and av1 are read)")

@@ -90,8 +90,8 @@ def _message(ts: Any, kind: str, ns: int, index: int, data: bytes, key: bool, co
                                           format=FOXGLOVE_FORMATS[codec])
     if kind == "ffmpeg":
         return ts.types[FFMPEG_PACKET](header=header(ts, ns, "front"), width=size[0], height=size[1],
-                                       encoding=ENCODERS[codec], pts=index, flags=int(key), is_bigendian=False,
-                                       data=buffer)
+                                       encoding=f"{ENCODERS[codec]};yuv420p;rgb8;rgb8", pts=index, flags=int(key),
+                                       is_bigendian=False, data=buffer)
     return ts.types[KINDS[kind]](header=header(ts, ns, "front"), format=FOXGLOVE_FORMATS[codec], data=buffer)
 
 
