@@ -20,6 +20,7 @@ from robokit.timeline import (
     EventStream,
     FrameSource,
     ImageStream,
+    Loss,
     NumericStream,
     PoseStream,
     Stream,
@@ -85,6 +86,7 @@ class TopicBuilder:
     """Accumulates one topic's messages; `build` returns its streams with default channel names."""
 
     multi: ClassVar[bool] = False  # several channels per topic: a user mapping renames the group
+    group = ""  # the channels' common prefix when more than their first part (a user mapping replaces it)
     lazy_frames: ClassVar[bool] = False  # needs a FrameSource over the topic's messages
 
     def __init__(self, topic: str, msgtype: str) -> None:
@@ -92,6 +94,7 @@ class TopicBuilder:
         self.msgtype = msgtype
         self.clock = Clock()
         self.warnings: list[str] = []
+        self.losses: list[Loss] = []  # samples of the recording the streams leave out
         self._times: np.ndarray | None = None
         self.origin = StreamOrigin(topic, msgtype)
 
@@ -580,9 +583,10 @@ BUILDERS: dict[str, type[TopicBuilder]] = {
 }
 
 
-def builder_for(topic: str, msgtype: str) -> TopicBuilder | None:
-    """A builder for the topic's (normalised) type, None when the type is not mapped."""
-    from robokit.ros.plain import PLAIN_BUILDERS  # imports this module: looked up at call time
+def builder_for(topic: str, msgtype: str) -> TopicBuilder:
+    """The builder of the topic's (normalised) type; types without one are flattened by their fields."""
+    from robokit.ros.generic import GenericBuilder  # these import this module: looked up at call time
+    from robokit.ros.plain import PLAIN_BUILDERS
 
-    cls = BUILDERS.get(msgtype) or PLAIN_BUILDERS.get(msgtype)
-    return cls(topic, msgtype) if cls else None
+    cls = BUILDERS.get(msgtype) or PLAIN_BUILDERS.get(msgtype) or GenericBuilder
+    return cls(topic, msgtype)

@@ -81,16 +81,20 @@ def event_channel(topic: str) -> str:
     return f"{topic_name(topic, frozenset({'events'}), 'events')}/events"
 
 
-def apply_mapping(value: str, names: list[str], multi: bool) -> list[str]:
+def apply_mapping(value: str, names: list[str], multi: bool, group: str = "") -> list[str]:
     """Rename a topic's channels with a user mapping value.
 
-    A single-channel topic takes `value` as the channel (a bare group keeps the default field); a topic
-    that gives several channels (joints, tf, odometry, imu) takes the group part of `value` as the group.
+    A single-channel topic takes `value` as the channel (a bare group keeps the default field). A topic that
+    gives several channels (joints, tf, odometry, imu, types flattened by field) takes the whole of `value`
+    in place of their group: `group` when given (a flattened type's topic path), else each name's first part.
     """
-    group = value.split("/", 1)[0]
-    if not multi and "/" in value:
-        return [value for _ in names]
-    return [f"{group}/{name.split('/', 1)[1]}" if "/" in name else group for name in names]
+    if not multi:
+        return [value if "/" in value or "/" not in name else f"{value}/{name.split('/', 1)[1]}" for name in names]
+    out = []
+    for name in names:
+        prefix = group if group and (name == group or name.startswith(group + "/")) else name.split("/", 1)[0]
+        out.append(value + name[len(prefix):])
+    return out
 
 
 def load_mapping(mapping: Mapping[str, str] | str | Path | None) -> dict[str, str]:

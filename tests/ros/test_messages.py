@@ -6,6 +6,7 @@ import numpy as np
 
 from robokit.ros import messages
 from robokit.ros.fields import wrap_json
+from robokit.ros.generic import GenericBuilder
 
 
 def test_clock_choice() -> None:
@@ -36,8 +37,8 @@ def test_joint_state_by_name_and_json() -> None:
     assert any("'z'" in w for w in b.warnings)
 
 
-def test_unmapped_type_has_no_builder() -> None:
-    assert messages.builder_for("/x", "turtlesim/msg/Pose") is None
+def test_type_without_a_builder_is_flattened() -> None:
+    assert isinstance(messages.builder_for("/x", "turtlesim/msg/Pose"), GenericBuilder)
 
 
 def test_clock_notes_sim_time_and_stamps_near_zero() -> None:

@@ -58,7 +58,10 @@ def test_apply_mapping() -> None:
         "arm/position",
         "arm/velocity",
     ]
-    assert naming.apply_mapping("frames/x", ["tf/base"], multi=True) == ["frames/base"]
+    assert naming.apply_mapping("frames/x", ["tf/base"], multi=True) == ["frames/x/base"]  # the whole value
+    generic = ["arm/state", "arm/state/q", "arm/state/target"]  # a flattened type: the topic path is the group
+    assert naming.apply_mapping("robot", generic, multi=True, group="arm/state") == ["robot", "robot/q", "robot/target"]
+    assert naming.apply_mapping("a/b", ["arm/state/q"], multi=True, group="arm/state") == ["a/b/q"]
     assert naming.lookup({"/foo": "bar/events"}, "foo") == "bar/events"
 
 
