@@ -8,7 +8,9 @@ from pathlib import Path
 
 import yaml
 
+from robokit.converters.registry import check_text
 from robokit.errors import OptionError, SourceError
+from robokit.limits import MAX_MAPPING_BYTES, MAX_MAPPING_ENTRIES
 from robokit.timeline.episode import TASK_CHANNEL
 
 # Tokens that say "this is an image" rather than which camera it is.
@@ -98,15 +100,20 @@ def apply_mapping(value: str, names: list[str], multi: bool, group: str = "") ->
 
 
 def load_mapping(mapping: Mapping[str, str] | str | Path | None) -> dict[str, str]:
-    """A topic → channel mapping from a dict or a YAML/JSON file of `topic: channel` pairs (None → {})."""
+    """A topic → channel mapping from a dict or a YAML/JSON file of `topic: channel` pairs (None → {}), at most
+    MAX_MAPPING_ENTRIES pairs of MAX_TEXT characters each, a file at most MAX_MAPPING_BYTES."""
     if mapping is None:
         return {}
     if isinstance(mapping, str | Path):
         path = Path(mapping)
         try:
+            if path.stat().st_size > MAX_MAPPING_BYTES:
+                raise OptionError(f"{path}: a topic mapping file of {path.stat().st_size} bytes; at most "
+                                  f"{MAX_MAPPING_BYTES} allowed")
             text = path.read_text(encoding="utf-8")
-        except OSError as err:
-            raise SourceError(f"{path}: cannot read the topic mapping file ({err.strerror or err})") from err
+        except (OSError, UnicodeDecodeError) as err:
+            why = err.strerror if isinstance(err, OSError) and err.strerror else err
+            raise SourceError(f"{path}: cannot read the topic mapping file ({why})") from err
         try:
             data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
         except (ValueError, yaml.YAMLError) as err:
@@ -118,11 +125,13 @@ def load_mapping(mapping: Mapping[str, str] | str | Path | None) -> dict[str, st
 def _validated(data: object, where: str) -> dict[str, str]:
     if not isinstance(data, Mapping):
         raise OptionError(f"{where}: a topic mapping must be `topic: channel` pairs, got {type(data).__name__}")
+    if len(data) > MAX_MAPPING_ENTRIES:
+        raise OptionError(f"{where}: {len(data)} topic mapping entries; at most {MAX_MAPPING_ENTRIES} allowed")
     out: dict[str, str] = {}
     for topic, channel in data.items():
         if not isinstance(topic, str) or not isinstance(channel, str) or not topic or not channel.strip("/"):
             raise OptionError(f"{where}: bad entry {topic!r}: {channel!r}; expected `topic: group/field` strings")
-        out[topic] = channel.strip("/")
+        out[check_text(f"{where}: topic", topic)] = check_text(f"{where}: channel", channel.strip("/"))
     return out
 
 
