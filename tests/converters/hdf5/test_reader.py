@@ -472,6 +472,19 @@ def test_unknown_layout_reads_through_a_mapping_with_its_rate(tmp_path: Path) ->
         robokit.open(path, mapping={"robot/arm": "arm", "rate": "fast"})
 
 
+def test_convert_reads_an_unknown_layout_through_its_mapping_file(tmp_path: Path) -> None:
+    path = tmp_path / "custom.h5"
+    arm = _rng(10).normal(size=(5, 6))
+    with h5py.File(path, "w") as f:
+        f["robot/arm"] = arm
+    mapping = tmp_path / "mapping.yaml"
+    mapping.write_text('robot/arm: arm/position\nrate: "20"\n')
+    out = tmp_path / "out"
+    assert main(["convert", str(path), "--to", "lerobot", "--out", str(out), "--state", "arm/position", "--fps", "20",
+                 "--mapping", str(mapping), "--no-cache", "--workers", "1"]) == 0
+    assert np.allclose(_matrix(_table(out / "lerobot"), "observation.state"), arm, atol=1e-6)
+
+
 def test_isaac_lab_mimic_cameras_nested_states_and_initial_state(tmp_path: Path) -> None:
     """Isaac Lab's recorder: cameras without a suffix, nested `states/...` groups, a one-row `initial_state`."""
     path = tmp_path / "dataset.hdf5"
