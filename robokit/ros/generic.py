@@ -83,6 +83,8 @@ class _Dims:
 
     def seconds(self, columns: np.ndarray) -> np.ndarray:
         """(N, columns) → (N, dimensions), times in seconds."""
+        if len(self.cols) == len(self.paths):  # no times: the columns are the dimensions
+            return columns
         out = columns[:, self.cols]
         for i, col in enumerate(self.nanos):
             if col >= 0:
@@ -147,7 +149,8 @@ class _Scalars(_Channel):
 
 
 class _Array(_Channel):
-    """A numeric array field, or an array of messages (`dims`: their scalar fields), of one length."""
+    """A numeric array field, or an array of messages (`dims`: their scalar fields, one getter column each), of
+    one length; rows are written as read (numpy converts them), times combined once at the end."""
 
     def __init__(self, b: GenericBuilder, path: FieldPath, dims: _Dims | None = None) -> None:
         super().__init__(b, path)
@@ -157,22 +160,13 @@ class _Array(_Channel):
         self.length = 0  # of the first non-empty value
         self.other_length = 0
 
-    def _row(self, value: Any) -> np.ndarray:
-        if self.element is None or self.dims is None:
-            array = np.asarray(value)
-            if array.dtype.kind not in "biuf":
-                raise ValueError(f"{array.dtype} values")
-            return array.reshape(-1)
-        columns = np.asarray([self.element(e) for e in value], dtype=np.float64).reshape(len(value), -1)
-        return self.dims.seconds(columns).reshape(-1)
-
     def add(self, msg: Any, sample: int) -> None:
         value = self.value(msg)
         if value is None or not len(value):
             return
         if self.rows is None:
             self.length = len(value)
-            width = self.length * (len(self.dims.names) if self.dims else 1)
+            width = self.length * (len(self.dims.paths) if self.dims else 1)
             if width > MAX_DIMS:
                 self.b.skip(f"over {MAX_DIMS} values", self.path)
                 self.b.drop(self)
@@ -181,7 +175,10 @@ class _Array(_Channel):
         if len(value) != self.length:
             self.other_length += 1
             return
-        self.rows.add(sample, self._row(value))
+        if self.element is None:
+            self.rows.add(sample, value)
+        else:
+            self.rows.add(sample, [v for e in value for v in self.element(e)])
 
     def names(self) -> list[str]:
         """`<field>_<i>`, `<leaf>_<i>` for an array of messages, or a sibling string array of the same length."""
@@ -196,7 +193,13 @@ class _Array(_Channel):
         if self.other_length:
             self.b.lose(f"{self.other_length} message(s) left out of {self.name}: not {self.length} values long "
                         "(the first message's)", self.other_length)
-        return self.numeric(self.rows.samples, self.rows.values(), self.names()) if self.rows is not None else []
+        if self.rows is None:
+            return []
+        values = self.rows.values()
+        if self.dims is not None:  # (N, elements × columns) → (N, elements × dimensions)
+            n, columns = len(values), len(self.dims.paths)
+            values = self.dims.seconds(values.reshape(n * self.length, columns)).reshape(n, -1)
+        return self.numeric(self.rows.samples, values, self.names())
 
 
 class _Text(_Channel):
@@ -204,23 +207,23 @@ class _Text(_Channel):
 
     def __init__(self, b: GenericBuilder, path: FieldPath) -> None:
         super().__init__(b, path)
-        self.last: str | None = None
+        self.last: Any = None  # the previous value as read (a string array compares before it is joined)
         self.first: list[str] = []  # a string array's first non-empty value: names for sibling arrays
         self.samples: list[int] = []
         self.values: list[str] = []
 
     def add(self, msg: Any, sample: int) -> None:
         value = self.value(msg)
-        if value is None:
+        if value is None or value == self.last:
             return
+        self.last = value
         if not isinstance(value, str):
             items = [str(v) for v in value]
             self.first = self.first or items
             value = json.dumps(items) if items else ""
-        if value and value != self.last:
+        if value:  # differs from the previous value, which may have been empty
             self.samples.append(sample)
             self.values.append(value)
-        self.last = value
 
     def streams(self) -> list[Stream]:
         if not self.values:
@@ -257,11 +260,11 @@ def _kind(value: Any) -> str:
         return "bytes"
     if message_fields(value) is not None:
         return "message"
-    if isinstance(value, Sequence) or (hasattr(value, "__len__") and hasattr(value, "__getitem__")):
-        if not len(value):
-            return "empty"
-        return {"scalar": "array", "text": "texts", "message": "messages"}.get(_kind(value[0]), "other")
-    return "other"
+    if hasattr(value, "keys") or not hasattr(value, "__len__") or not hasattr(value, "__getitem__"):
+        return "other"  # maps (protobuf `map<>` fields) and values that are not sequences
+    if not len(value):
+        return "empty"
+    return {"scalar": "array", "text": "texts", "message": "messages"}.get(_kind(value[0]), "other")
 
 
 class GenericBuilder(TopicBuilder):
