@@ -6,7 +6,8 @@ The first message gives the layout; channels are named after the topic and the f
 - a numeric array (fixed or variable) is a channel `<topic>/<field>` named `<field>_<i>`, or by a sibling
   string array of the same length; an array of messages is one channel of their scalar fields (`<leaf>_<i>`);
 - strings (string arrays as JSON lists) are events, one each time the value changes to a non-empty one;
-- `header` is not a channel (its stamp is the clock), nor is a top-level `timestamp` without a header.
+- the top-level `header` is not a channel (its stamp is the clock; its frame_id is not read), nor is a
+  top-level `timestamp` without a header; headers of nested messages are read like any other field.
 An array's width is that of its first non-empty value: messages of another length, or with values that are not
 numbers, are left out of that channel and counted as a loss. Bytes, channels over MAX_DIMS values and fields
 nested deeper than MAX_DEPTH messages are not read; the topic's warnings name them.
@@ -298,16 +299,17 @@ class GenericBuilder(TopicBuilder):
         dims = _Dims()
         for name in names:
             here = (*path, name)
-            value = getattr(msg, name, None)
-            kind = _kind(value)
             if not name or "." in name:
                 self.skip("field name not usable", here)
-            elif kind == "scalar":
+                continue
+            value = getattr(msg, name, None)
+            kind = _kind(value)
+            if kind == "scalar":
                 dims.add(name, here)
             elif kind != "message":
                 self._take(self.layout_field(here, value, depth))
-            elif self._is_clock(value, name, names, path):
-                continue
+            elif not path and (name == "header" or (name == "timestamp" and "header" not in names)):
+                continue  # the clock (fields.header_stamp), not a channel
             elif pair := time_fields(message_fields(value) or []):
                 dims.add(name, (*here, pair[0]), (*here, pair[1]))
             elif depth + 1 >= MAX_DEPTH:
@@ -339,25 +341,22 @@ class GenericBuilder(TopicBuilder):
         """The scalar fields of an array's element (nested ones dotted) into `dims`; its other fields not read."""
         for name in message_fields(msg) or []:
             here = (*rel, name)
+            if not name or "." in name:
+                self.skip("field name not usable", (*path, *here))
+                continue
             value = getattr(msg, name, None)
             kind = _kind(value)
             pair = time_fields(message_fields(value) or []) if kind == "message" else None
-            if not name or "." in name:
-                self.skip("field name not usable", (*path, *here))
-            elif kind == "scalar":
+            if kind == "scalar":
                 dims.add(".".join(here), here)
             elif pair:
                 dims.add(".".join(here), (*here, pair[0]), (*here, pair[1]))
-            elif kind == "message" and depth + 1 < MAX_DEPTH and not self._is_clock(value, name, [], path):
-                self._element(value, here, path, depth + 1, dims)
             elif kind != "message":
                 self.skip("in an array of messages, not a number", (*path, *here))
-
-    @staticmethod
-    def _is_clock(value: Any, name: str, siblings: list[str], path: FieldPath) -> bool:
-        """A header, or a top-level `timestamp` without one: the clock, not a channel."""
-        fields = message_fields(value) or []
-        return {"stamp", "frame_id"} <= set(fields) or (not path and name == "timestamp" and "header" not in siblings)
+            elif depth + 1 >= MAX_DEPTH:
+                self.skip(f"nested deeper than {MAX_DEPTH} messages", (*path, *here))
+            else:
+                self._element(value, here, path, depth + 1, dims)
 
     def _take(self, channel: _Channel | None, at: int | None = None) -> None:
         """Read `channel` too (at position `at`, else last), unless the topic has MAX_CHANNELS already."""

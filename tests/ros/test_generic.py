@@ -128,3 +128,14 @@ def test_strings_are_events_on_change_only() -> None:
     _, s = _build({"mode": "a"}, {"mode": "a"}, {"mode": ""}, {"mode": "b"}, {"mode": "b"})
     mode = s["x/mode"]
     assert isinstance(mode, EventStream) and mode.values == ("a", "b") and mode.timestamps.tolist() == [1000, 1003]
+
+
+def test_only_the_top_level_header_is_the_clock() -> None:
+    stamped = {"header": {"stamp": {"sec": 1, "nsec": 500_000_000}, "frame_id": "w"}, "x": 2.0}
+    b, s = _build(*({"header": {"stamp": {"sec": 10 + i, "nsec": 0}, "frame_id": "base"}, "target": stamped,
+                     "poses": [stamped]} for i in range(2)))
+    assert set(s) == {"x/target", "x/target/header", "x/target/header/frame_id", "x/poses"}
+    assert s["x/target"].timestamps.tolist() == [10 * 10**9, 11 * 10**9]  # the top-level header stamps
+    assert s["x/target/header"].values.tolist() == [[1.5], [1.5]] and s["x/target/header/frame_id"].values == ("w",)
+    assert s["x/poses"].names == ("header.stamp_0", "x_0") and s["x/poses"].values.tolist() == [[1.5, 2]] * 2
+    assert any("(in an array of messages, not a number): x/poses/header/frame_id" in w for w in b.warnings)
