@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from robokit.ros.builders import builder_for
 from robokit.ros.fields import UnsupportedMessage, normalize_type
 from robokit.ros.generic import GenericBuilder
-from robokit.ros.messages import CameraInfoBuilder, ImageBuilder, TopicBuilder, builder_for
+from robokit.ros.messages import CameraInfoBuilder, ImageBuilder, TopicBuilder
 from robokit.sources import naming
 from robokit.timeline import CameraInfo, FrameSource, ImageStream, Loss, SkippedTopic, Stream
 from robokit.timeline.episode import LoadedWithLosses

@@ -582,11 +582,3 @@ BUILDERS: dict[str, type[TopicBuilder]] = {
     "foxglove.ImageAnnotations": DetectionBuilder,
 }
 
-
-def builder_for(topic: str, msgtype: str) -> TopicBuilder:
-    """The builder of the topic's (normalised) type; types without one are flattened by their fields."""
-    from robokit.ros.generic import GenericBuilder  # these import this module: looked up at call time
-    from robokit.ros.plain import PLAIN_BUILDERS
-
-    cls = BUILDERS.get(msgtype) or PLAIN_BUILDERS.get(msgtype) or GenericBuilder
-    return cls(topic, msgtype)

@@ -11,6 +11,7 @@ import numpy as np
 
 import robokit.errors
 from robokit.errors import ChannelError
+from robokit.timeline.derived import derive
 from robokit.timeline.losses import Loss, non_finite_warnings
 from robokit.timeline.streams import EventStream, ImageStream, PoseStream, Stream
 
@@ -181,8 +182,6 @@ class Episode:
         streams = self.streams
         if name in streams:
             return streams[name]
-        from robokit.timeline.derived import derive
-
         derived = derive(self, name)
         if derived is None:
             raise ChannelError(name, list(streams))
