@@ -139,3 +139,30 @@ def test_only_the_top_level_header_is_the_clock() -> None:
     assert s["x/target/header"].values.tolist() == [[1.5], [1.5]] and s["x/target/header/frame_id"].values == ("w",)
     assert s["x/poses"].names == ("header.stamp_0", "x_0") and s["x/poses"].values.tolist() == [[1.5, 2]] * 2
     assert any("(in an array of messages, not a number): x/poses/header/frame_id" in w for w in b.warnings)
+
+
+def test_custom_type_with_an_idl_schema(tmp_path: Path) -> None:
+    """MCAP `ros2idl` schemas are read with rosbags' get_types_from_idl, like the msg ones."""
+    from mcap.writer import Writer
+    from rosbags.typesys import Stores, get_types_from_idl, get_typestore
+
+    idl = ("module acme_msgs {\n  module msg {\n    struct Status {\n      double q[3];\n"
+           "      sequence<float> dq;\n      boolean ok;\n      string label;\n    };\n  };\n};\n")
+    store = get_typestore(Stores.EMPTY)
+    store.register(get_types_from_idl(idl))
+    cls = store.types["acme_msgs/msg/Status"]
+    path = tmp_path / "status.mcap"
+    with path.open("wb") as f:
+        writer = Writer(f)
+        writer.start(profile="ros2", library="robokit-tests")
+        channel = writer.register_channel("/status", "cdr", writer.register_schema("acme_msgs/msg/Status", "ros2idl",
+                                                                                   idl.encode()))
+        for i in range(3):
+            msg = cls(q=np.array([i, 2.0, 3.0]), dq=np.array([0.5] * 2, dtype=np.float32), ok=i > 0, label="s")
+            writer.add_message(channel, log_time=10**18 + i, data=bytes(store.serialize_cdr(msg, cls.__msgtype__)),
+                               publish_time=10**18 + i)
+        writer.finish()
+    (ep,) = robokit.open(path)
+    assert ep["status/q"].values.tolist() == [[0, 2, 3], [1, 2, 3], [2, 2, 3]]  # type: ignore[attr-defined]
+    assert ep["status"].names == ("ok",) and ep["status/dq"].values.shape == (3, 2)  # type: ignore[attr-defined]
+    assert ep["status/label"].values == ("s",)  # type: ignore[attr-defined]
