@@ -316,7 +316,9 @@ class GenericBuilder(TopicBuilder):
                 self.skip(f"nested deeper than {MAX_DEPTH} messages", here)
             else:
                 self._layout(value, here, depth + 1)
-        if dims.names:
+        if len(dims.names) > MAX_DIMS:
+            self.skip(f"over {MAX_DIMS} values", path)
+        elif dims.names:
             self._take(_Scalars(self, path, dims), start)
 
     def layout_field(self, path: FieldPath, value: Any, depth: int) -> _Channel | None:

@@ -116,10 +116,12 @@ def test_what_is_not_read_is_said() -> None:
     deep: dict[str, Any] = {"v": 0}
     for k in range(MAX_DEPTH + 1):
         deep = {"n": deep, "v": k}
-    b, s = _build({"wide": list(range(MAX_DIMS + 1)), "deep": deep, "odd.name": 1, "nested": [[1, 2]], "ok": 2})
+    many = {f"f{i}": i for i in range(MAX_DIMS + 1)}
+    b, s = _build({"wide": list(range(MAX_DIMS + 1)), "deep": deep, "odd.name": 1, "nested": [[1, 2]], "ok": 2,
+                   "many": many})
     assert set(s) == {"x"} | {"x/deep" + "/n" * k for k in range(MAX_DEPTH - 1)}  # 8 levels with the top one
     notes = " ".join(b.warnings)
-    assert f"not read (over {MAX_DIMS} values): x/wide" in notes
+    assert f"not read (over {MAX_DIMS} values): x/many, x/wide" in notes
     assert f"not read (nested deeper than {MAX_DEPTH} messages)" in notes
     assert "not read (field name not usable): x/odd.name" in notes and "not numbers or strings): x/nested" in notes
 
