@@ -168,3 +168,16 @@ def test_custom_type_with_an_idl_schema(tmp_path: Path) -> None:
     assert ep["status/q"].values.tolist() == [[0, 2, 3], [1, 2, 3], [2, 2, 3]]  # type: ignore[attr-defined]
     assert ep["status"].names == ("ok",) and ep["status/dq"].values.shape == (3, 2)  # type: ignore[attr-defined]
     assert ep["status/label"].values == ("s",)  # type: ignore[attr-defined]
+
+
+def test_custom_type_without_its_definition_is_skipped_not_lost(tmp_path: Path) -> None:
+    import sqlite3
+
+    bag = custom.write("ros2-sqlite3", tmp_path)
+    (db3,) = bag.glob("*.db3")
+    with sqlite3.connect(db3) as db:
+        db.execute("DELETE FROM message_definitions")
+    (ep,) = robokit.open(bag)
+    (skipped,) = ep.skipped
+    assert (skipped.topic, skipped.count) == (custom.TOPIC, custom.N) and "no definition" in skipped.reason
+    assert not ep.streams and ep.complete  # nothing the recording describes was lost
