@@ -71,6 +71,7 @@ def align(ep: Episode, options: WriterOptions) -> tuple[Episode, int, list[Note]
 def _resample_notes(ep: ResampledEpisode) -> list[Note]:
     r = ep.resample_report
     notes: list[Note] = [("info", f"resampled to {r.fps:g} fps ({r.method}): {r.count} ticks")]
+    notes += [("warning", w) for w in r.warnings()]
     for s in r.streams.values():
         if s.method != "kept" and (s.outside or s.dropped):
             notes.append(("info", f"{s.channel}: {s.samples_in} → {s.samples_out} samples ({s.method}); "
