@@ -27,6 +27,13 @@ _ROS_TYPES = {1: "i1", 2: "u1", 3: "i2", 4: "u2", 5: "i4", 6: "u4", 7: "f4", 8: 
 _FOXGLOVE_TYPES = {1: "u1", 2: "i1", 3: "u2", 4: "i2", 5: "u4", 6: "i4", 7: "f4", 8: "f8"}
 
 
+def point_channel(topic: str, scan: bool) -> str:
+    """`/lidar/points` → `lidar/points`, `/scan` → `laser/scan`: the default channel of a point topic."""
+    if scan:
+        return f"{naming.topic_name(topic, _DROP, 'laser')}/scan"
+    return f"{naming.topic_name(topic, _DROP, 'lidar')}/points"
+
+
 def _layout(msg: Any, msgtype: str) -> tuple[dict[str, tuple[int, str]], int, int, int, str]:
     """({field: (offset, numpy type)}, point step, points per row, rows, byte order) of a cloud message."""
     if msgtype == "foxglove.PointCloud":
@@ -140,13 +147,16 @@ class PointsBuilder(TopicBuilder):
         self.source: PointSource | None = None
 
     def add(self, msg: Any, log_time: int, position: int) -> None:
-        if self.fields is None:
-            self.fields, self.dropped = cloud_fields(msg, self.msgtype)
-            self.frame_id = frame_id(msg)
+        fields, dropped = cloud_fields(msg, self.msgtype) if self.fields is None else (self.fields, self.dropped)
         count = point_count(msg, self.msgtype)
-        data = msg.ranges if self.scan else msg.data
-        buffer = np.ascontiguousarray(data).data if isinstance(data, np.ndarray) else as_bytes(data)
-        self.digests.append(zlib.crc32(buffer))
+        if self.scan:
+            digest = zlib.crc32(np.concatenate(_scan_arrays(msg)).tobytes())
+        else:
+            data = msg.data
+            digest = zlib.crc32(np.ascontiguousarray(data).data if isinstance(data, np.ndarray) else as_bytes(data))
+        if self.fields is None:
+            self.fields, self.dropped, self.frame_id = fields, dropped, frame_id(msg)
+        self.digests.append(digest)
         self.positions.append(position)
         self.counts.append(count)
         self.clock.add(header_stamp(msg), log_time)
@@ -154,8 +164,7 @@ class PointsBuilder(TopicBuilder):
     def build(self) -> list[Stream]:
         if self.fields is None:
             return []
-        default = "laser" if self.scan else "lidar"
-        name = f"{naming.topic_name(self.topic, _DROP, default)}/{'scan' if self.scan else 'points'}"
+        name = point_channel(self.topic, self.scan)
         if self.dropped:
             self.warnings.append(f"{self.topic}: point fields {', '.join(self.dropped)} not kept "
                                  f"(robokit keeps {', '.join(self.fields)})")
