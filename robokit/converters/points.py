@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
+from robokit.converters.prepare import PreparedEpisode
 from robokit.frames import world_change
 from robokit.limits import MAX_POINTS
 from robokit.timeline import Episode
@@ -80,13 +81,20 @@ def step_clouds(stream: PointStream, grid: np.ndarray, convention: str) -> Itera
         yield in_axes(next(clouds).points, rotation) if has else empty
 
 
-def grid_notes(name: str, stream: PointStream, grid: np.ndarray, method: str) -> list[str]:
-    """What placing `stream` on `grid` changed: steps without a cloud, and `linear` not applying to clouds."""
-    inside = int(on_grid(stream, grid)[1].sum())
-    notes = [f"{name}: {NEAREST_ONLY}"] if method == "linear" else []
-    if inside < len(grid):
-        notes.append(f"{name}: {len(grid) - inside} of {len(grid)} steps are outside the stream's time range "
-                     "and have no points")
+def prepared_clouds(p: PreparedEpisode, convention: str) -> dict[str, list[np.ndarray]]:
+    """Per point channel of the episode, its step clouds on the prepared grid (see `step_clouds`)."""
+    return {name: list(step_clouds(s, p.timestamps, convention)) for name, s in point_streams(p.source).items()}
+
+
+def grid_notes(p: PreparedEpisode, method: str) -> list[str]:
+    """What placing the point streams on the grid changed: steps without a cloud, `linear` not applying."""
+    notes = []
+    for name, stream in point_streams(p.source).items():
+        inside, steps = int(on_grid(stream, p.timestamps)[1].sum()), p.n_frames
+        notes += [f"{p.source.id}: {name}: {NEAREST_ONLY}"] if method == "linear" else []
+        if inside < steps:
+            notes.append(f"{p.source.id}: {name}: {steps - inside} of {steps} steps are outside the stream's "
+                         "time range and have no points")
     return notes
 
 
@@ -97,7 +105,7 @@ def capacity(episodes: Sequence[Episode]) -> tuple[int, list[str]]:
     cut = sorted(n for n, m in largest.items() if m > MAX_POINTS)
     notes = [f"{n}: clouds of up to {largest[n]} points cut to the first {MAX_POINTS} (robokit.limits.MAX_POINTS)"
              for n in cut]
-    return min(max(largest.values(), default=0), MAX_POINTS), notes
+    return min(max([1, *largest.values()]), MAX_POINTS), notes
 
 
 def padded(clouds: Sequence[np.ndarray], size: int, columns: int) -> tuple[np.ndarray, np.ndarray]:

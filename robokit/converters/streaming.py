@@ -106,7 +106,7 @@ def encode_safely(conv: StreamingConverter, ctx: EpisodeContext, plan: Any) -> E
         return Encoded(ctx.index, ctx.episode.id, error=str(error))
     part.warnings += ctx.notes()
     if not getattr(conv, "holds_points", False):  # a format without point clouds says which streams it leaves out
-        part.warnings += unheld(conv.name, ctx.episode)
+        part.warnings += unheld(str(getattr(conv, "description", "")).split(" ")[0] or conv.name, ctx.episode)
     return part
 
 

@@ -27,7 +27,7 @@ from robokit.converters.images import (
     camera_specs,
 )
 from robokit.converters.options import WriterOptions
-from robokit.converters.points import frame_label, grid_notes, point_key, point_streams, step_clouds
+from robokit.converters.points import frame_label, grid_notes, point_key, point_streams, prepared_clouds
 from robokit.converters.prepare import PreparedEpisode
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.shards import Shard, ShardSet, item_shards, shard_bytes
@@ -81,9 +81,8 @@ class _Schema:
 
     def clouds(self, p: PreparedEpisode) -> dict[str, list[np.ndarray]]:
         """Per point member, the step clouds (N×C float32; 0 rows where the stream has no cloud)."""
-        streams = point_streams(p.source)
-        return {key: list(step_clouds(streams[channel], p.timestamps, self.frame))
-                for channel, (key, _, _) in self.points.items()}
+        clouds = prepared_clouds(p, self.frame)
+        return {key: clouds[channel] for channel, (key, _, _) in self.points.items()}
 
     def vectors(self, p: PreparedEpisode) -> dict[str, np.ndarray]:
         """(T, D) float32 arrays by member name: state, action, poses (xyz + quaternion in quat_order)."""
@@ -212,10 +211,9 @@ class WebDatasetWriter:
         group = (list(step_samples(key, ctx.index, p, schema, images, clouds)) if plan.layout == "step"
                  else [episode_sample(key, ctx.index, p, schema, images, clouds)])
         size = sum(member_size(len(data)) for sample in group for _, data in sample)
-        notes = [f"{p.source.id}: {note}" for name, s in point_streams(p.source).items()
-                 for note in grid_notes(name, s, p.timestamps, plan.options.resample)]
         return Encoded(ctx.index, p.source.id, (group, size, p.fps, schema.describe(p, plan.layout)), p.n_frames,
-                       {**prepared_signature(p), "images": schema.cameras, "points": schema.points}, warnings=notes)
+                       {**prepared_signature(p), "images": schema.cameras, "points": schema.points},
+                       warnings=grid_notes(p, plan.options.resample))
 
     def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
         result, prefix = WriteResult(), plan.prefix
