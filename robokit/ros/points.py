@@ -38,18 +38,33 @@ def _layout(msg: Any, msgtype: str) -> tuple[dict[str, tuple[int, str]], int, in
     """({field: (offset, numpy type)}, point step, points per row, rows, byte order) of a cloud message."""
     if msgtype == "foxglove.PointCloud":
         types, stride = _FOXGLOVE_TYPES, int(msg.point_stride)
-        rows, width, order = 1, len(as_bytes(msg.data)) // stride if stride > 0 else 0, "<"
+        rows, width, order = 1, _data_size(msg) // stride if stride > 0 else 0, "<"
     else:
         types, stride = _ROS_TYPES, int(msg.point_step)
         rows, width, order = int(msg.height), int(msg.width), ">" if int(msg.is_bigendian or 0) else "<"
-    fields = {}
-    for f in msg.fields:
-        kind = int(f.type if msgtype == "foxglove.PointCloud" else f.datatype)
-        if kind in types:
-            fields[str(f.name)] = (int(f.offset), types[kind])
     if stride <= 0:
         raise UnsupportedMessage(f"point step {stride}: not a point cloud")
+    fields = {}
+    for f in msg.fields:
+        kind, offset = int(f.type if msgtype == "foxglove.PointCloud" else f.datatype), int(f.offset)
+        if kind in types and 0 <= offset <= stride - np.dtype(types[kind]).itemsize:  # inside the point
+            fields[str(f.name)] = (offset, types[kind])
     return fields, stride, width, rows, order
+
+
+def _data_size(msg: Any) -> int:
+    data = msg.data
+    return int(data.size) if isinstance(data, np.ndarray) else len(as_bytes(data))
+
+
+def _row_step(msg: Any, msgtype: str, stride: int, width: int, rows: int) -> int:
+    """The bytes per row of a cloud; ValueError when the data is too short for its rows."""
+    row = width * stride
+    row_step = row if msgtype == "foxglove.PointCloud" else int(msg.row_step) or row
+    if width < 0 or rows < 0 or row_step < row or _data_size(msg) < rows * row_step:
+        raise ValueError(f"point data of {_data_size(msg)} bytes is too short for {rows}x{width} points of "
+                         f"{stride} bytes (row step {row_step})")
+    return row_step
 
 
 def cloud_fields(msg: Any, msgtype: str) -> tuple[tuple[str, ...], list[str]]:
@@ -67,7 +82,8 @@ def point_count(msg: Any, msgtype: str) -> int:
     """Points of one message without decoding them (a scan's valid readings)."""
     if msgtype in SCAN_TYPES:
         return int(_scan(msg, msgtype).valid().sum())
-    _, _, width, rows, _ = _layout(msg, msgtype)
+    _, stride, width, rows, _ = _layout(msg, msgtype)
+    _row_step(msg, msgtype, stride, width, rows)
     return width * rows
 
 
@@ -92,12 +108,9 @@ def cloud_of(msg: Any, msgtype: str, fields: tuple[str, ...]) -> Cloud:
         cloud = Cloud.of_scan(_scan(msg, msgtype))
         return Cloud(_columns(cloud.points, cloud.fields, fields), fields, cloud.scan)
     layout, stride, width, rows, order = _layout(msg, msgtype)
+    row_step = _row_step(msg, msgtype, stride, width, rows)
     data = np.frombuffer(as_bytes(msg.data), dtype=np.uint8)
-    row = width * stride
-    row_step = row if msgtype == "foxglove.PointCloud" else int(msg.row_step) or row
-    if row_step < row or data.size < rows * row_step:
-        raise ValueError(f"point data of {data.size} bytes is too short for {rows}x{width} points of {stride} bytes")
-    data = data[: rows * row_step].reshape(rows, row_step)[:, :row].reshape(-1)
+    data = data[: rows * row_step].reshape(rows, row_step)[:, : width * stride].reshape(-1)
     columns = []
     for name in fields:
         if name not in layout:

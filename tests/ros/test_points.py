@@ -127,3 +127,21 @@ def test_sample_bag_info_lists_fields_and_counts(tmp_path: Path) -> None:
     stream = ep.streams["lidar/points"]
     assert isinstance(stream, PointStream)
     assert np.array_equal(next(stream.clouds([5])).points, cloud_points(5))
+
+
+def test_hostile_clouds_fail_per_message_with_a_reason(tmp_path: Path, bags: Any, ros2_msgs: Any) -> None:
+    """A cloud claiming more points than its data holds is a failed message; fields outside the point are absent."""
+    m, t0 = ros2_msgs, 1_700_000_000 * 10**9
+    good = _cloud2(m, t0, _points(0))
+    liar = _cloud2(m, t0 + 100 * MS, _points(1))
+    liar.width = 10**9
+    odd = _cloud2(m, t0 + 200 * MS, _points(2))
+    odd.fields[3].offset = 28  # a uint8 intensity past the end of the 28-byte point: not a field of it
+    records = [("/c", "sensor_msgs/msg/PointCloud2", msg.header.stamp.sec * 10**9 + msg.header.stamp.nanosec, msg)
+               for msg in (good, liar, odd)]
+    ep = bags.open_one(bags.write_ros2(tmp_path / "bag", records, m.ts))
+    stream = ep.streams["c/points"]
+    assert isinstance(stream, PointStream) and stream.counts.tolist() == [4, 4]
+    assert any("1 of 3 messages failed to decode (ValueError: point data of" in w for w in ep.warnings)
+    last = list(stream.clouds())[1].points
+    assert np.isnan(last[:, 3]).all() and np.array_equal(last[:, :3], _points(2)[:, :3].astype(np.float32))
