@@ -99,7 +99,7 @@ def _scan(msg: Any, msgtype: str) -> Scan:
         step = (end - start) / (len(ranges) - 1) if len(ranges) > 1 else 0.0
         return Scan(start, step, 0.0, float("inf"), ranges, intensities)
     return Scan(float(msg.angle_min), float(msg.angle_increment), float(msg.range_min), float(msg.range_max),
-                ranges, intensities)
+                ranges, intensities, float(msg.time_increment), float(msg.scan_time))
 
 
 def cloud_of(msg: Any, msgtype: str, fields: tuple[str, ...]) -> Cloud:

@@ -31,6 +31,8 @@ class Scan:
     range_max: float
     ranges: np.ndarray
     intensities: np.ndarray
+    time_increment: float = 0.0  # s between measurements
+    scan_time: float = 0.0  # s between scans
 
     @property
     def angle_max(self) -> float:

@@ -137,7 +137,8 @@ class Ros2Encoder:
     def laser_scan(self, stamp: int, frame_id: str, scan: Scan) -> bytes:
         msg = self.store.types[TYPES["laser_scan"]](
             header=self._hdr(stamp, frame_id), angle_min=scan.angle_min, angle_max=scan.angle_max,
-            angle_increment=scan.angle_increment, time_increment=0.0, scan_time=0.0, range_min=scan.range_min,
+            angle_increment=scan.angle_increment, time_increment=scan.time_increment, scan_time=scan.scan_time,
+            range_min=scan.range_min,
             range_max=scan.range_max, ranges=np.asarray(scan.ranges, dtype=np.float32),
             intensities=np.asarray(scan.intensities, dtype=np.float32))
         return self._serialize("laser_scan", msg)

@@ -73,7 +73,7 @@ def test_ros2_encoding_writes_pointcloud2_and_laserscan(bag: Path, tmp_path: Pat
         assert np.array_equal(np.frombuffer(bytes(msg.data), "<f4").reshape(-1, 4), cloud_points(i))
     scans = messages(path, "/laser/scan")
     assert np.array_equal(np.asarray(scans[0][1].ranges, np.float32), scan_ranges(0)[0])  # as recorded
-    assert scans[0][1].range_min == pytest.approx(RANGE_MIN)
+    assert scans[0][1].range_min == pytest.approx(RANGE_MIN) and scans[0][1].scan_time == pytest.approx(0.1)
     assert get_converter("mcap").check(path.parent) == []
 
 
