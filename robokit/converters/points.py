@@ -108,6 +108,16 @@ def capacity(episodes: Sequence[Episode]) -> tuple[int, list[str]]:
     return min(max([1, *largest.values()]), MAX_POINTS), notes
 
 
+COUNT_SUFFIX = "_count"  # the feature giving each step's points of a padded point feature
+
+
+def unpadded(array: np.ndarray, counts: np.ndarray, fields: tuple[str, ...]) -> list[Cloud]:
+    """The clouds of a (T, P, C) padded array and its (T,) counts (the inverse of `padded`)."""
+    size = array.shape[1]
+    return [Cloud(np.asarray(array[t, : min(max(int(n), 0), size)], dtype=np.float32), fields)
+            for t, n in enumerate(counts.tolist())]
+
+
 def padded(clouds: Sequence[np.ndarray], size: int, columns: int) -> tuple[np.ndarray, np.ndarray]:
     """(T, size, columns) float32 clouds padded with zeros (cut at `size`) and (T,) int32 point counts."""
     out = np.zeros((len(clouds), size, columns), dtype=np.float32)

@@ -147,9 +147,9 @@ class _Schema:
             observation[key] = ft.tensor((7,), "float32", describe(channel, pose_names(self.quat_order), self.frame))
         for channel, (key, fields, frame) in self.points.items():
             shape = (self.point_capacity, len(fields))
-            observation[key] = ft.tensor(shape, "float32", describe(channel, fields, frame))
-            observation[f"{key}_count"] = ft.tensor((), "int32", f"Points of {key} in this step (later rows: "
-                                                                 "zero padding).")
+            observation[key] = ft.tensor(shape, "float32", describe(channel, fields))
+            observation[f"{key}_count"] = ft.tensor((), "int32", f"Points of {key} in this step (later rows: zero "
+                                                                 f"padding); frame: {frame}.")
         step = {
             "observation": ft.features_dict(observation),
             **({"action": ft.tensor((len(self.action[1]),), "float32", describe(*self.action))} if self.action else {}),

@@ -16,6 +16,7 @@ from robokit.converters.rlds.example import decode_example
 from robokit.converters.rlds.features import leaves
 from robokit.converters.rlds.records import iter_records
 from robokit.samples.pointbag import FRAMES, SCAN_RANGES, cloud_points, write_point_bag
+from robokit.timeline.points import PointStream
 
 OPTIONS = WriterOptions(fps=10, extra={"dataset_name": "pts"})
 
@@ -41,7 +42,7 @@ def test_clouds_padded_to_the_largest_with_counts(bag: Path, tmp_path: Path) -> 
     largest = len(cloud_points(FRAMES - 1))
     lidar, count = features["steps/observation/lidar_points"], features["steps/observation/lidar_points_count"]
     assert lidar.shape == (largest, 4) and lidar.dtype == "float32" and "[x, y, z, intensity]" in lidar.doc
-    assert count.shape == () and count.dtype == "int32"
+    assert count.shape == () and count.dtype == "int32" and "frame: lidar" in count.doc
     assert features["steps/observation/laser_scan"].shape == (largest, 4)  # one capacity for every point feature
     steps = _steps(root)
     clouds = steps["steps/observation/lidar_points"].reshape(FRAMES, largest, 4)
@@ -53,6 +54,11 @@ def test_clouds_padded_to_the_largest_with_counts(bag: Path, tmp_path: Path) -> 
     assert steps["steps/observation/laser_scan_count"].tolist() == [SCAN_RANGES - 2] * FRAMES
     assert not [w for w in warnings if "point" in w]
     assert get_converter("rlds").check(tmp_path / "rlds") == []
+    (back,) = robokit.open(tmp_path / "rlds")  # robokit's reader restores the point streams
+    stream = back.streams["lidar/points"]
+    assert isinstance(stream, PointStream) and stream.fields == ("x", "y", "z", "intensity")
+    assert stream.counts.tolist() == counts.tolist() and not [n for n in back.streams if n.endswith("_count")]
+    assert all(np.array_equal(c.points, cloud_points(t)) for t, c in enumerate(stream.clouds()))
 
 
 def test_clouds_beyond_the_limit_are_cut_with_a_warning(bag: Path, tmp_path: Path,
