@@ -35,7 +35,7 @@ from mcap_protobuf.decoder import DecoderFactory
 from mcap_protobuf.writer import Writer as ProtobufWriter
 
 from robokit.converters import get_converter
-from robokit.converters.mcap.encoding import encoder_for
+from robokit.converters.mcap.encoders import encoder_for
 from robokit.converters.mcap.protobuf import CLASSES as PROTOBUF_CLASSES
 from robokit.converters.mcap.topic import Topic
 from robokit.converters.mcap.writer import write_file

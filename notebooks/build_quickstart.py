@@ -41,9 +41,8 @@ CELLS = [
              "print('ros   ', pose.translation[0].round(3))\nprint('opengl', gl.translation[0].round(3))\n"
              "print('wxyz  ', rk.frames.to_order(mj.quaternion[:1], 'wxyz').round(3))"),
     ("md", "## Export to two formats in one pass"),
-    ("code", "from robokit.export import export\n"
-             "job = export(bags, ['lerobot', 'mcap'], work / 'out',\n"
-             "             {'fps': 15, 'action': 'joints/position_delta', 'cameras': ['front']}, use_cache=False)\n"
+    ("code", "job = rk.export(bags, ['lerobot', 'mcap'], work / 'out',\n"
+             "                {'fps': 15, 'action': 'joints/position_delta', 'cameras': ['front']}, use_cache=False)\n"
              "print(job.status)\nfor name, r in job.formats.items():\n"
              "    print(name, r.status, r.episodes, 'episodes', r.frames, 'frames')"),
     ("md", "## Reopen the output\nThe LeRobot dataset reads back as episodes with the same values."),

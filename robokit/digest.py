@@ -26,13 +26,17 @@ _RACY_NS = 3_000_000_000  # younger files may still change within their timestam
 _memo: dict[str, str] = {}
 
 
+def default_root() -> Path:
+    """The export cache folder: `$ROBOKIT_CACHE`, else `~/.cache/robokit/exports` (digests are memoised under it)."""
+    env = os.environ.get("ROBOKIT_CACHE")
+    return Path(env) if env else Path.home() / ".cache" / "robokit" / "exports"
+
+
 def _memo_key(path: Path, st: os.stat_result) -> str:
     return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}:{path.resolve()}"
 
 
 def _memo_file(key: str) -> Path:
-    from robokit.export.cache import default_root
-
     return default_root() / ".digests" / hashlib.sha256(key.encode()).hexdigest()[:40]
 
 

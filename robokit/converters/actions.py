@@ -9,12 +9,10 @@ frame: the absolute target is `source + action`) and `velocity` (d`source`/dt, u
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass
-from pathlib import Path
-from typing import Any
 
-from robokit.converters.prepare import PreparedEpisode, base_channel
+from robokit.converters.prepare import PreparedEpisode
+from robokit.timeline.derived import base_channel
 
 KINDS = {"_delta": "delta", "_velocity": "velocity"}
 _DESCRIPTIONS = {
@@ -61,29 +59,3 @@ def meaning_of(p: PreparedEpisode) -> ActionMeaning | None:
     if p.action is None:
         return None
     return meaning_of_channel(p.action.name, p.action.unit or "", p.state.name)
-
-
-def read_meaning(dataset: Path) -> ActionMeaning | None:
-    """The action meaning a robokit writer stored in `dataset` (a LeRobot root, RLDS or WebDataset folder)."""
-    from robokit.converters.rlds.layout import METADATA
-    from robokit.converters.rlds.reader import version_dirs
-
-    candidates: list[tuple[Path, tuple[str, ...]]] = [
-        (dataset / "meta" / "info.json", ("features", "action", "info")),
-        (dataset / "meta" / "info.json", ("features", "actions", "info")),  # a source's key kept by the writer
-        (dataset / "dataset.json", ("keys", "action.npy", "meaning")),
-        (dataset / "dataset.json", ("keys", "steps.npz", "arrays", "action", "meaning")),
-    ]
-    if dataset.is_dir():
-        candidates += [(root / METADATA, ("action",)) for root in version_dirs(dataset)]
-    for path, keys in candidates:
-        try:
-            node: Any = json.loads(path.read_text())
-        except (OSError, ValueError):
-            continue
-        for key in keys:
-            node = node.get(key) if isinstance(node, dict) else None
-        found = ActionMeaning.from_dict(node)
-        if found is not None:
-            return found
-    return None

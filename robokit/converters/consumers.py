@@ -41,6 +41,7 @@ PANDAS = Consumer("pandas", ("pandas",))
 JSON = Consumer("json", ("json",))  # Viam image exports are JSON lines read with any JSON parser
 MUJOCO = Consumer("mujoco", ("mujoco",))
 PXR = Consumer("pxr (usd-core)", ("pxr.Usd",))
+RERUN = Consumer("rerun-sdk", ("rerun",))  # the rerun writer names it as its `consumer`
 
 BY_FORMAT: dict[str, Consumer] = {
     "lerobot": LEROBOT, "rlds": TFDS, "webdataset": WEBDATASET, "mcap": MCAP,

@@ -6,16 +6,16 @@ frames identically.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from robokit.converters.options import WriterOptions
+from robokit.converters.vectors import pose_names
 from robokit.errors import ChannelError, ConversionError, ResampleError
 from robokit.timeline import Episode, ImageStream, NumericStream, PoseStream, Stream
+from robokit.timeline.derived import base_channel
 
-_DERIVED_SUFFIXES = ("_delta", "_velocity")
 RECORDED_ACTION = "action"  # the channel readers give a dataset's recorded action (LeRobot, RLDS `action`)
 
 
@@ -39,18 +39,6 @@ def measured_rate(stream: Stream) -> float:
     """Samples per second over the stream's span (0 for fewer than 2 samples or no span)."""
     span = (stream.end_ns - stream.start_ns) / 1e9 if len(stream) >= 2 else 0.0
     return (len(stream) - 1) / span if span > 0 else 0.0
-
-
-def base_channel(name: str, recorded: Mapping[str, Stream] | None = None) -> str:
-    """The recorded channel a derived one comes from (`joints/position_delta` → `joints/position`).
-
-    A name in `recorded` is its own base (`imu/angular_velocity` is recorded, not derived)."""
-    if recorded is not None and name in recorded:
-        return name
-    for suffix in _DERIVED_SUFFIXES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
 
 
 @dataclass(frozen=True)
@@ -188,7 +176,6 @@ def _vector(stream: Stream, options: WriterOptions) -> NumericStream | None:
     if not isinstance(stream, PoseStream):
         return None
     from robokit import frames
-    from robokit.converters.vectors import pose_names
 
     pose = frames.convert_pose_stream(stream, options.frame)
     values = np.hstack([pose.translation, frames.to_order(pose.quaternion, options.quat_order)])

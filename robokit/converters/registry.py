@@ -1,7 +1,8 @@
-"""Converter registry: a format name maps to a writer, imported only when asked for.
+"""Format registry: a format name maps to a writer, imported only when asked for; the readers are listed here too.
 
-A new format is one module under `robokit/converters/` plus one line in `_BUILTIN`;
-third-party writers register through the `robokit.converters` entry-point group.
+A new format is one folder `robokit/converters/<format>/` plus one `Format` line in `_BUILTIN`, naming its
+writers and readers (`robokit.sources` sniffs with the readers); third-party writers register through the
+`robokit.converters` entry-point group, readers through `robokit.readers`.
 
 Format options: a writer declares each one as a module-level `ExtraOption` (name, type, default, help, and
 `choices` or a `low`..`high` range) listed in its `extra_options`; that one declaration feeds `convert --help`,
@@ -14,7 +15,7 @@ from __future__ import annotations
 import importlib
 import math
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from pathlib import Path
@@ -28,22 +29,38 @@ if TYPE_CHECKING:
     from robokit.converters.options import WriterOptions
     from robokit.converters.scene.model import Scene
 
-# format name -> "module:attribute" of its Converter. One line per format.
-_BUILTIN: dict[str, str] = {
-    "lerobot": "robokit.converters.lerobot:LEROBOT",
-    "usd": "robokit.converters.usd:USD",
-    "mjcf": "robokit.converters.mjcf:MJCF",
-    "rlds": "robokit.converters.rlds:RLDS",
-    "webdataset": "robokit.converters.webdataset:WEBDATASET",
-    "mcap": "robokit.converters.mcap:MCAP",
-    "viam-binary": "robokit.converters.viam:VIAM_BINARY",
-    "viam-sequence": "robokit.converters.viam:VIAM_SEQUENCE",
-    "cosmos-reason-v1.0": "robokit.converters.reasoning:COSMOS_REASON",
-    "tao-vl-reason-v1.0": "robokit.converters.reasoning:TAO_VL_REASON",
-    "rerun": "robokit.converters.rerun:RERUN",
-}
+
+@dataclass(frozen=True)
+class Format:
+    """One format folder `robokit/converters/<folder>/`: its writers (format name → attribute of the package)
+    and its readers (attributes of its `reader` module), all imported only when used."""
+
+    folder: str
+    writers: Mapping[str, str] = field(default_factory=dict)
+    readers: tuple[str, ...] = ()
+
+
+# One line per format folder; readers sniff in this order.
+_BUILTIN = (
+    Format("mcap", {"mcap": "MCAP"}, ("MCAP_READER",)),
+    Format("rosbag", readers=("ROSBAG2_READER", "ROSBAG1_READER")),
+    Format("lerobot", {"lerobot": "LEROBOT"}, ("LEROBOT_READER",)),
+    Format("rlds", {"rlds": "RLDS"}, ("RLDS_READER",)),
+    Format("viam", {"viam-binary": "VIAM_BINARY", "viam-sequence": "VIAM_SEQUENCE"}, ("VIAM_READER",)),
+    Format("hdf5", readers=("HDF5_READER",)),
+    Format("webdataset", {"webdataset": "WEBDATASET"}),
+    Format("usd", {"usd": "USD"}),
+    Format("mjcf", {"mjcf": "MJCF"}),
+    Format("reasoning", {"cosmos-reason-v1.0": "COSMOS_REASON", "tao-vl-reason-v1.0": "TAO_VL_REASON"}),
+    Format("rerun", {"rerun": "RERUN"}),
+)
 _instances: dict[str, Converter] = {}
 T = TypeVar("T")
+
+
+def builtin_readers() -> list[str]:
+    """The built-in readers as "module:attribute", in sniffing order."""
+    return [f"robokit.converters.{f.folder}.reader:{attr}" for f in _BUILTIN for attr in f.readers]
 
 
 @dataclass
@@ -228,7 +245,7 @@ def register_converter(name: str, converter: Converter) -> None:
 
 
 def _specs() -> dict[str, str]:
-    specs = dict(_BUILTIN)
+    specs = {name: f"robokit.converters.{f.folder}:{attr}" for f in _BUILTIN for name, attr in f.writers.items()}
     for ep in entry_points(group="robokit.converters"):
         specs.setdefault(ep.name, ep.value)
     return specs

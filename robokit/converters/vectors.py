@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from robokit.converters.prepare import PreparedEpisode
 from robokit.frames import to_order
 from robokit.timeline import PoseStream
+
+if TYPE_CHECKING:
+    from robokit.converters.prepare import PreparedEpisode
 
 
 def pose_key(channel: str) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -19,12 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from robokit.converters.staging import staged_dir, staging_prefix, sweep_stale
-
-
-def default_root() -> Path:
-    """`$ROBOKIT_CACHE`, else `~/.cache/robokit/exports`."""
-    env = os.environ.get("ROBOKIT_CACHE")
-    return Path(env) if env else Path.home() / ".cache" / "robokit" / "exports"
+from robokit.digest import default_root
 
 
 def cache_key(fmt: str, options: dict[str, Any], sources: list[dict[str, Any]], version: str) -> str:

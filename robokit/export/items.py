@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from robokit.errors import RobokitError, reading
 from robokit.export.manifest import ManifestItem
+from robokit.sources import ReadOptions, open_episodes
 from robokit.timeline import Episode
 from robokit.timeline.losses import lost_messages
 
@@ -65,10 +66,8 @@ class ItemReport:
 def open_item(item: ManifestItem, verify: bool = True, note: Log | None = None) -> list[Episode]:
     """Episodes of one item with its manifest overrides applied; the index pass runs here. An episode that
     cannot be read is left out (told to `note`) unless none can, so one bad episode never sinks the others."""
-    import robokit
-
     with reading(str(item.data_path)):
-        episodes = robokit.open(item.data_path, verify=verify, allow_outside=item.allow_outside)
+        episodes = open_episodes(item.data_path, ReadOptions(verify=verify, allow_outside=item.allow_outside))
     out = []
     failures: list[str] = []
     for n, ep in enumerate(episodes):
@@ -123,7 +122,7 @@ def read_items(items: Sequence[ManifestItem], task: str | None, note: Log, verif
     """Open every item (index pass included); unreadable ones are skipped with their reason.
 
     Every reader warning (truncation, damage, lost or undecodable messages) is logged with its episode."""
-    from robokit.export.scenes import is_scene_input
+    from robokit.converters.scene import is_scene_file  # trimesh and the rest load on first use, not with robokit
 
     inputs = Inputs([], [], [], [])
     for item in items:
@@ -132,7 +131,7 @@ def read_items(items: Sequence[ManifestItem], task: str | None, note: Log, verif
         t0 = time.perf_counter()
         if _read_annotated(item, rep, inputs, note):
             continue
-        if is_scene_input(item.data_path):
+        if is_scene_file(item.data_path):
             inputs.scene_paths.append(item.data_path)
             rep.kind, rep.episodes = "scene", [item.data_path.stem]
             continue

@@ -10,8 +10,9 @@ warning naming the item and the reason; the export fails only when nothing conve
 from __future__ import annotations
 
 import json
+import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -37,6 +38,7 @@ from robokit.export.manifest import items_from_paths, read_manifest, shard
 from robokit.export.progress import NoProgress, Progress
 from robokit.limits import MAX_WORKERS
 from robokit.timeline import Episode
+from robokit.version import __version__
 
 EXPORT_JSON = "export.json"
 EXPORT_LOG = "export.log"
@@ -74,7 +76,7 @@ class FormatReport:
 
 @dataclass
 class ExportJob:
-    """The result of `export()`; `wait()` returns it (exports run to completion before returning)."""
+    """The result of `export()`: finished, or `running` in a background thread (`wait=False`) until `wait()`."""
 
     dest: str
     status: str  # done: every format wrote | partial: some format produced nothing | failed: nothing converted
@@ -83,17 +85,32 @@ class ExportJob:
     warnings: list[str]
     options: dict[str, Any]
     seconds: float
+    _thread: threading.Thread | None = field(default=None, repr=False, compare=False)
+    _error: Exception | None = field(default=None, repr=False, compare=False)
 
     @property
     def files(self) -> list[str]:
         return [f"{name}/{f}" for name, r in self.formats.items() for f in r.files]
 
     def wait(self) -> ExportJob:
+        """The finished job: blocks while it runs in the background, then raises what the export raised."""
+        if self._thread is not None:
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
         return self
 
-    def to_dict(self) -> dict[str, Any]:
-        from robokit import __version__
+    def _run(self, work: Callable[[], ExportJob]) -> None:
+        """Become the job `work` returns (its fields, the status last), or failed with its error kept for `wait`."""
+        try:
+            done = work()
+        except Exception as exc:  # raised again by wait(), in the caller's thread
+            self._error, self.status = exc, "failed"
+            return
+        for name in ("dest", "items", "formats", "warnings", "options", "seconds", "status"):
+            setattr(self, name, getattr(done, name))
 
+    def to_dict(self) -> dict[str, Any]:
         return {"robokit_version": __version__, "dest": self.dest, "status": self.status,
                 "seconds": round(self.seconds, 3), "options": self.options,
                 "formats": {k: asdict(v) for k, v in self.formats.items()},
@@ -191,7 +208,7 @@ def _write_alone(name: str, inputs: Inputs, dest: Path, options: WriterOptions) 
     conv = get_converter(name)
     try:
         if isinstance(conv, SceneWriter):
-            from robokit.export.scenes import load_scene
+            from robokit.converters.scene import load_scene
 
             if not inputs.scene_paths:
                 raise RobokitError(f"{name} writes scenes: give a scene file (YAML/JSON, splat PLY or mesh)")
@@ -274,6 +291,7 @@ def export(
     log: Log | None = None,
     progress: Progress | None = None,
     verify: bool = True,
+    wait: bool = True,
     **option_values: Any,
 ) -> ExportJob:
     """Convert recordings (paths or a manifest) into every format in `formats`, one subfolder each.
@@ -285,10 +303,9 @@ def export(
     `options` or as keywords (`crf=40`, `fps=15`; the keyword `task` filters episodes, `options={"task": ...}` sets it).
     Options are checked before anything is read (OptionError); the job's
     status is "partial" when some format produced nothing, and ExportError is raised when nothing converted.
+    With `wait=False` the export runs in a background thread (`log` and `progress` are called from it): the job
+    says `running` until `job.wait()` returns it finished (or raises what the export raised).
     """
-    from robokit import __version__
-    from robokit.export.destination import Destination
-
     started = time.perf_counter()
     messages: list[str] = []
 
@@ -323,44 +340,56 @@ def export(
     cache = ExportCache(cache_root) if use_cache else None
     if allow_outside:
         items = [replace(i, allow_outside=True) for i in items]
-    with Destination(str(dest)) as target, exclusive(target.local, note):
-        dest_path = target.local
-        previous = _previous(dest_path)
-        earlier = earlier_formats(previous, dest_path, formats) if opts.overwrite else []
-        if opts.overwrite:
-            check_inputs([i.data_path for i in items], [dest_path / n for n in [*formats, *earlier]])
-        inputs = read_items(items, task, note, verify)
-        keys = {name: cache_key(name, {**_options_record(opts), **_out_record(name, dest_path), "verify": verify},
-                                _format_sources(inputs.episodes) + _scene_sources(inputs.scene_paths)
-                                + _annotated_sources(inputs), __version__)
-                for name in formats}
-        format_reports: dict[str, FormatReport] = {}
-        for name in formats:
-            reused = _reuse(name, keys[name], dest_path / name, opts, cache, previous, note)
-            if reused is not None:
-                format_reports[name] = reused
-        pending = [name for name in formats if name not in format_reports]
-        outcomes = write_formats(pending, inputs, dest_path, opts, executor, workers, ray_address,
-                                 progress or NoProgress())
-        for name, (result, seconds) in outcomes.items():
-            if isinstance(result, RobokitError):
-                reason = str(result).removeprefix(f"{name}: ")
-                format_reports[name] = FormatReport(name, status="failed", reason=reason, cache_key=keys[name])
-                note(f"warning: {name}: {reason}")
-            else:
-                format_reports[name] = _written(name, keys[name], result, dest_path / name, seconds, cache, note)
-        format_reports = {name: format_reports[name] for name in formats}
-        for fr in format_reports.values():
-            _attribute(fr, inputs.reports, note)
-        job = _finish(inputs.reports, format_reports, messages, opts, str(dest), started)
-        if job.status != "failed":
-            remove_formats(dest_path, earlier, note)
-        _write_atomic(dest_path / EXPORT_JSON, json.dumps(job.to_dict(), indent=2, default=str))
-        _write_atomic(dest_path / EXPORT_LOG, "\n".join(messages) + ("\n" if messages else ""))
-        if job.status == "failed":
-            reasons = "; ".join(f"{r.label}: {r.reason}" for r in inputs.reports) or "no items"
-            raise NothingConverted(f"nothing converted ({reasons})")
-        target.publish()
+
+    def run() -> ExportJob:
+        """The export itself, once its inputs are checked: read, write or reuse every format, record, publish."""
+        from robokit.export.destination import Destination
+
+        with Destination(str(dest)) as target, exclusive(target.local, note):
+            dest_path = target.local
+            previous = _previous(dest_path)
+            earlier = earlier_formats(previous, dest_path, formats) if opts.overwrite else []
+            if opts.overwrite:
+                check_inputs([i.data_path for i in items], [dest_path / n for n in [*formats, *earlier]])
+            inputs = read_items(items, task, note, verify)
+            keys = {name: cache_key(name, {**_options_record(opts), **_out_record(name, dest_path), "verify": verify},
+                                    _format_sources(inputs.episodes) + _scene_sources(inputs.scene_paths)
+                                    + _annotated_sources(inputs), __version__)
+                    for name in formats}
+            format_reports: dict[str, FormatReport] = {}
+            for name in formats:
+                reused = _reuse(name, keys[name], dest_path / name, opts, cache, previous, note)
+                if reused is not None:
+                    format_reports[name] = reused
+            pending = [name for name in formats if name not in format_reports]
+            outcomes = write_formats(pending, inputs, dest_path, opts, executor, workers, ray_address,
+                                     progress or NoProgress())
+            for name, (result, seconds) in outcomes.items():
+                if isinstance(result, RobokitError):
+                    reason = str(result).removeprefix(f"{name}: ")
+                    format_reports[name] = FormatReport(name, status="failed", reason=reason, cache_key=keys[name])
+                    note(f"warning: {name}: {reason}")
+                else:
+                    format_reports[name] = _written(name, keys[name], result, dest_path / name, seconds, cache, note)
+            format_reports = {name: format_reports[name] for name in formats}
+            for fr in format_reports.values():
+                _attribute(fr, inputs.reports, note)
+            job = _finish(inputs.reports, format_reports, messages, opts, str(dest), started)
+            if job.status != "failed":
+                remove_formats(dest_path, earlier, note)
+            _write_atomic(dest_path / EXPORT_JSON, json.dumps(job.to_dict(), indent=2, default=str))
+            _write_atomic(dest_path / EXPORT_LOG, "\n".join(messages) + ("\n" if messages else ""))
+            if job.status == "failed":
+                reasons = "; ".join(f"{r.label}: {r.reason}" for r in inputs.reports) or "no items"
+                raise NothingConverted(f"nothing converted ({reasons})")
+            target.publish()
+        return job
+
+    if wait:
+        return run()
+    job = ExportJob(str(dest), "running", [], {}, [], _options_record(opts), 0.0)
+    job._thread = threading.Thread(target=job._run, args=(run,), name="robokit-export")
+    job._thread.start()
     return job
 
 

@@ -22,6 +22,7 @@ from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
 from robokit.errors import RobokitError
+from robokit.timeline import CameraInfo
 
 START_NS = 1_767_225_600_000_000_000  # 2026-01-01T00:00:00Z: recordings start here (plus a minute per episode)
 
@@ -51,15 +52,9 @@ def header(ts: Typestore, ns: int, frame_id: str) -> Any:
     return ts.types["std_msgs/msg/Header"](stamp=stamp(ts, ns), frame_id=frame_id)
 
 
-def intrinsics(width: int, height: int, fovy_deg: float) -> np.ndarray:
-    """The pinhole K of a camera with vertical field of view `fovy_deg`, square pixels, centred (OpenCV)."""
-    f = 0.5 * height / np.tan(np.radians(fovy_deg) / 2)
-    return np.array([[f, 0, (width - 1) / 2], [0, f, (height - 1) / 2], [0, 0, 1]], dtype=np.float64)
-
-
 def camera_info(ts: Typestore, ns: int, frame_id: str, width: int, height: int, fovy_deg: float = 60.0) -> Any:
     """A distortion-free CameraInfo (plumb_bob) for a camera of vertical field of view `fovy_deg`."""
-    k = intrinsics(width, height, fovy_deg)
+    k = CameraInfo.from_fov(width, height, fovy_deg).k
     p = np.hstack([k, np.zeros((3, 1))]).ravel()
     return ts.types["sensor_msgs/msg/CameraInfo"](
         header=header(ts, ns, frame_id), height=height, width=width, distortion_model="plumb_bob",

@@ -9,8 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from robokit.ros.builders import builder_for
 from robokit.ros.fields import UnsupportedMessage, normalize_type
-from robokit.ros.messages import CameraInfoBuilder, ImageBuilder, TopicBuilder, builder_for
+from robokit.ros.messages import CameraInfoBuilder, ImageBuilder, TopicBuilder
 from robokit.ros.pixels import image_frame
 from robokit.ros.points import PointsBuilder, cloud_of
 from robokit.sources import naming

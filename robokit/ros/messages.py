@@ -579,10 +579,3 @@ BUILDERS: dict[str, type[TopicBuilder]] = {
     "foxglove.ImageAnnotations": DetectionBuilder,
 }
 
-
-def builder_for(topic: str, msgtype: str) -> TopicBuilder | None:
-    """A builder for the topic's (normalised) type, None when the type is not mapped."""
-    from robokit.ros.plain import PLAIN_BUILDERS  # imports this module: looked up at call time
-
-    cls = BUILDERS.get(msgtype) or PLAIN_BUILDERS.get(msgtype)
-    return cls(topic, msgtype) if cls else None

@@ -23,10 +23,11 @@ from scipy.spatial.transform import Rotation
 
 import robokit
 from robokit import frames
-from robokit.converters.actions import ActionMeaning, meaning_of_channel, read_meaning
+from robokit.converters.actions import ActionMeaning, meaning_of_channel
 from robokit.errors import SimError, SourceError
 from robokit.resample import interpolate as poses_at
 from robokit.sim.arm import Arm, compile_model
+from robokit.sim.meaning import read_meaning
 from robokit.sim.scene import CUBE, JOINTS, TOOL_SITE
 from robokit.timeline import Episode, NumericStream, PoseStream, Stream
 

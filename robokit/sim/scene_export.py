@@ -25,7 +25,6 @@ from robokit.converters.options import WriterOptions
 from robokit.converters.registry import SceneWriter, WriteResult
 from robokit.converters.scene import GroundPlane, Pose, Scene, SceneCamera, SceneLight, SceneMeta, SceneObject
 from robokit.errors import SimError
-from robokit.ros.bagwriter import intrinsics
 from robokit.sim.arm import compile_model
 from robokit.sim.scene import scene_xml
 from robokit.timeline import CameraInfo, PoseStream
@@ -100,7 +99,7 @@ def _cameras(model: Any, data: Any, scene: Scene, width: int, height: int) -> No
                                     .as_quat(), "mujoco", "rayform", camera=True)
         poses = PoseStream(f"{name}/pose", np.zeros(1, dtype=np.int64), translation=t[None], quaternion=q[None],
                            parent_frame="world", child_frame=name, convention="rayform", static=True, is_camera=True)
-        info = CameraInfo(width, height, intrinsics(width, height, float(model.cam_fovy[cam])), frame_id=name)
+        info = CameraInfo.from_fov(width, height, float(model.cam_fovy[cam]), frame_id=name)
         scene.cameras.append(SceneCamera(name, info, poses, source="robokit sim"))
 
 

@@ -9,6 +9,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Protocol
 
+from robokit.converters.registry import builtin_readers
 from robokit.errors import SourceError, reading
 from robokit.timeline import Episode
 
@@ -38,16 +39,6 @@ class Reader(Protocol):
     def read(self, path: Path, options: ReadOptions) -> list[Episode]: ...
 
 
-# Built-in readers, imported on first use: "module:attribute". Add a format by adding a line here.
-_BUILTIN = (
-    "robokit.converters.mcap.reader:MCAP_READER",
-    "robokit.converters.rosbag.reader:ROSBAG2_READER",
-    "robokit.converters.rosbag.reader:ROSBAG1_READER",
-    "robokit.converters.lerobot.reader:LEROBOT_READER",
-    "robokit.converters.rlds.reader:RLDS_READER",
-    "robokit.converters.viam.reader:VIAM_READER",
-    "robokit.converters.hdf5.reader:HDF5_READER",
-)
 _registered: list[Reader] = []
 _loaded = False
 
@@ -62,7 +53,7 @@ def readers() -> list[Reader]:
     if not _loaded:
         for ep in entry_points(group="robokit.readers"):
             _registered.append(ep.load())
-        for spec in _BUILTIN:
+        for spec in builtin_readers():  # the format registry's readers, imported on first use
             module, attr = spec.split(":")
             _registered.append(getattr(importlib.import_module(module), attr))
         _loaded = True

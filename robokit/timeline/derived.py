@@ -8,12 +8,16 @@ in m). Compute them after resampling, so the steps are the grid's. Suffixes chai
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from robokit.timeline import Episode, NumericStream, PoseStream, Stream
+from robokit.timeline.streams import NumericStream, PoseStream, Stream
+
+if TYPE_CHECKING:
+    from robokit.timeline.episode import Episode
 
 Floats = npt.NDArray[np.float64]
 
@@ -36,6 +40,18 @@ _DERIVED: dict[str, tuple[Callable[[Floats, npt.NDArray[np.int64]], Floats], str
     "_delta": (_delta, ""),
     "_velocity": (_velocity, "/s"),
 }
+
+
+def base_channel(name: str, recorded: Mapping[str, Stream] | None = None) -> str:
+    """The recorded channel a derived one comes from (`joints/position_delta` → `joints/position`).
+
+    A name in `recorded` is its own base (`imu/angular_velocity` is recorded, not derived)."""
+    if recorded is not None and name in recorded:
+        return name
+    for suffix in _DERIVED:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
 
 
 def _translation(pose: PoseStream) -> NumericStream:

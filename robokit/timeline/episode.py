@@ -11,6 +11,7 @@ import numpy as np
 
 import robokit.errors
 from robokit.errors import ChannelError
+from robokit.timeline.derived import derive
 from robokit.timeline.losses import Loss, non_finite_warnings
 from robokit.timeline.points import PointStream, describe
 from robokit.timeline.streams import EventStream, ImageStream, PoseStream, Stream
@@ -183,8 +184,6 @@ class Episode:
         streams = self.streams
         if name in streams:
             return streams[name]
-        from robokit.timeline.derived import derive
-
         derived = derive(self, name)
         if derived is None:
             raise ChannelError(name, list(streams))

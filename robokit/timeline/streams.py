@@ -175,6 +175,14 @@ class CameraInfo:
     distortion_model: str = ""
     frame_id: str = ""
 
+    @classmethod
+    def from_fov(cls, width: int, height: int, fovy_deg: float, frame_id: str = "") -> CameraInfo:
+        """A centred, square-pixel, distortion-free camera with vertical field of view `fovy_deg` (for cameras
+        described by their fov: simulated ones, or recordings without a calibration)."""
+        f = 0.5 * height / np.tan(np.radians(fovy_deg) / 2)
+        k = np.array([[f, 0, (width - 1) / 2], [0, f, (height - 1) / 2], [0, 0, 1]], dtype=np.float64)
+        return cls(width, height, k, frame_id=frame_id)
+
     def scaled(self, width: int, height: int) -> CameraInfo:
         """The intrinsics after resizing the image to width×height."""
         sx, sy = width / self.width, height / self.height

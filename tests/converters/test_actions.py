@@ -9,8 +9,9 @@ import pytest
 from mcap.reader import make_reader
 
 from robokit.converters import get_converter
-from robokit.converters.actions import ActionMeaning, meaning_of_channel, read_meaning
+from robokit.converters.actions import ActionMeaning, meaning_of_channel
 from robokit.converters.options import WriterOptions
+from robokit.sim.meaning import read_meaning
 from tests.converters.conftest import MakeEpisode
 
 DELTA = ActionMeaning("joints/position_delta", "joints/position", "delta", "", "joints/position")

@@ -75,6 +75,19 @@ def plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(readers, "_loaded", False)
 
 
+def test_one_line_registers_a_format_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `Format` line names the folder's writers and readers; the reader registry sniffs with the latter."""
+    from robokit.sources import registry as readers
+
+    toy = registry.Format("mcap", {"toy-mcap": "MCAP"}, ("MCAP_READER",))
+    monkeypatch.setattr(registry, "_BUILTIN", (toy,))
+    monkeypatch.setattr(registry, "_instances", {})
+    monkeypatch.setattr(readers, "_registered", [])
+    monkeypatch.setattr(readers, "_loaded", False)
+    assert available() == ["toy-mcap"] and get_converter("toy-mcap").name == "mcap"
+    assert [r.name for r in readers.readers()] == ["mcap"]
+
+
 def test_builtin_writers_have_their_kind() -> None:
     kinds = {name: kind_of(get_converter(name)) for name in available()}
     assert kinds["lerobot"] == kinds["mcap"] == kinds["viam-binary"] == "episodes"

@@ -16,9 +16,10 @@ import pytest
 
 import robokit
 from robokit.cli import main
-from robokit.converters.actions import ActionMeaning, read_meaning
+from robokit.converters.actions import ActionMeaning
 from robokit.converters.lerobot.reader import feature_names
 from robokit.errors import SourceError
+from robokit.sim.meaning import read_meaning
 from robokit.timeline import NumericStream
 
 LEROBOT = Path(__file__).parent / "lerobot"

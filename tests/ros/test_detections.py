@@ -18,8 +18,8 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from robokit.converters import get_converter
 from robokit.converters.options import WriterOptions
+from robokit.ros.builders import builder_for
 from robokit.ros.detections import annotation_boxes, detection2d_boxes
-from robokit.ros.messages import builder_for
 from robokit.timeline import EventStream
 from robokit.timeline.detections import Box, decode_boxes
 

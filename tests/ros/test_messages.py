@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from robokit.ros import messages
+from robokit.ros.builders import builder_for
 from robokit.ros.fields import wrap_json
 
 
@@ -24,7 +25,7 @@ def test_clock_choice() -> None:
 
 
 def test_joint_state_by_name_and_json() -> None:
-    b = messages.builder_for("/joint_states", "sensor_msgs/msg/JointState")
+    b = builder_for("/joint_states", "sensor_msgs/msg/JointState")
     assert b is not None
     msg = wrap_json
     b.add(msg({"name": ["a", "b"], "position": [1, 2], "velocity": [], "effort": []}), 10, 0)
@@ -37,7 +38,7 @@ def test_joint_state_by_name_and_json() -> None:
 
 
 def test_unmapped_type_has_no_builder() -> None:
-    assert messages.builder_for("/x", "turtlesim/msg/Pose") is None
+    assert builder_for("/x", "turtlesim/msg/Pose") is None
 
 
 def test_clock_notes_sim_time_and_stamps_near_zero() -> None:
@@ -56,8 +57,8 @@ def test_clock_notes_sim_time_and_stamps_near_zero() -> None:
 def test_plain_types_have_builders() -> None:
     for msgtype in ("std_msgs/msg/Float64", "std_msgs/msg/UInt8MultiArray", "sensor_msgs/msg/Joy",
                     "trajectory_msgs/msg/JointTrajectory", "sensor_msgs/msg/NavSatFix", "foxglove.LocationFix"):
-        assert messages.builder_for("/x", msgtype) is not None
-    b = messages.builder_for("/bytes", "std_msgs/msg/UInt8MultiArray")
+        assert builder_for("/x", msgtype) is not None
+    b = builder_for("/bytes", "std_msgs/msg/UInt8MultiArray")
     assert b is not None
     b.add(wrap_json({"data": b"\x01\x02"}), 5, 0)
     (stream,) = b.build()
@@ -74,7 +75,7 @@ def test_header_stamps_that_do_not_advance_are_not_the_clock() -> None:
 
 
 def test_foxglove_location_fix_is_a_fix() -> None:
-    b = messages.builder_for("/gps", "foxglove.LocationFix")
+    b = builder_for("/gps", "foxglove.LocationFix")
     assert b is not None
     for i in range(2):
         fix = {"timestamp": {"sec": 100 + i, "nsec": 0}, "latitude": 48.1 + i, "longitude": 11.6, "altitude": 520}

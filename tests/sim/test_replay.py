@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 
 import robokit
-from robokit.converters.actions import meaning_of_channel, read_meaning
+from robokit.converters.actions import meaning_of_channel
 from robokit.errors import SimError
 from robokit.export import export
 from robokit.sim.arm import compile_model
+from robokit.sim.meaning import read_meaning
 from robokit.sim.record import RecordedEpisode
 from robokit.sim.replay import replay, replay_episode
 from robokit.timeline import NumericStream

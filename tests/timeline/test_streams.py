@@ -52,6 +52,12 @@ def test_image_stream_lazy_take_and_resize() -> None:
     assert r.camera is not None and r.camera.k[0, 0] == 3.0 and r.camera.k[1, 2] == 1.0
 
 
+def test_camera_from_its_field_of_view() -> None:
+    info = CameraInfo.from_fov(640, 480, 90.0, frame_id="front")
+    np.testing.assert_allclose(info.k, [[240, 0, 319.5], [0, 240, 239.5], [0, 0, 1]])
+    assert (info.width, info.height, info.frame_id, len(info.distortion)) == (640, 480, "front", 0)
+
+
 def test_episode_lookup_errors_name_the_alternatives() -> None:
     ep = Episode(EpisodeMeta("x", "e"), {"task": EventStream("task", np.array([5]), values=("pick",))})
     assert ep.tasks == ("pick",)

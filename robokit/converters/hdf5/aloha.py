@@ -18,10 +18,10 @@ import numpy as np
 from robokit.converters.hdf5.common import (
     Steps,
     camera,
-    camera_channel,
     datasets,
     grid,
     grid_warning,
+    mapped_camera_channel,
     numeric,
     opened,
     unusable,
@@ -80,7 +80,7 @@ def _streams(path: Path, mapping: Mapping[str, str]) -> LoadedWithLosses:
         for rel, ds in usable.items():
             user = lookup(mapping, rel)
             if rel.startswith("observations/images/"):
-                name = camera_channel(user, rel.removeprefix("observations/images/").replace("/", "_"))
+                name = mapped_camera_channel(user, rel.removeprefix("observations/images/").replace("/", "_"))
                 streams[name] = camera(path, ds, name, times, encoded=ds.ndim == 2)
             else:
                 name = user or _CHANNELS.get(rel) or rel.replace("observations/", "obs/", 1)

@@ -14,6 +14,7 @@ import h5py
 import numpy as np
 
 from robokit.converters.images import frame_layout
+from robokit.converters.options import camera_channel
 from robokit.converters.rlds.reader import encoded_frame
 from robokit.errors import SourceError
 from robokit.timeline import Frame, ImageStream, Loss, NumericStream, StreamOrigin
@@ -207,11 +208,9 @@ class DatasetFrames:
                     yield Frame("raw", pixels=row[..., 0] if row.ndim == 3 and row.shape[2] == 1 else row)
 
 
-def camera_channel(user: str | None, default: str) -> str:
+def mapped_camera_channel(user: str | None, default: str) -> str:
     """A camera's channel: the user's mapping (a bare name gets `/rgb`), else `<default>/rgb`."""
-    if user:
-        return user if "/" in user else f"{user}/rgb"
-    return f"{default}/rgb"
+    return camera_channel(user) if user else f"{default}/rgb"
 
 
 def camera(path: Path, ds: h5py.Dataset, channel: str, times: np.ndarray, encoded: bool) -> ImageStream:

@@ -14,7 +14,16 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from robokit.converters.hdf5.common import Steps, camera, camera_channel, grid, grid_warning, numeric, opened, unusable
+from robokit.converters.hdf5.common import (
+    Steps,
+    camera,
+    grid,
+    grid_warning,
+    mapped_camera_channel,
+    numeric,
+    opened,
+    unusable,
+)
 from robokit.digest import source_digest
 from robokit.errors import OptionError, SourceError
 from robokit.timeline import Episode, EpisodeMeta, Loss, Stream
@@ -69,7 +78,7 @@ def _streams(path: Path, channels: Mapping[str, str], rate: float, file_warnings
         streams: dict[str, Stream] = {}
         for key, ds in found.items():
             if _is_camera(ds):
-                name = camera_channel(channels[key], key)
+                name = mapped_camera_channel(channels[key], key)
                 streams[name] = camera(path, ds, name, times, encoded=False)
             else:
                 streams[channels[key]] = numeric(path, ds, channels[key], times)

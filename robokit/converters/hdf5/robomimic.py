@@ -20,11 +20,11 @@ import numpy as np
 from robokit.converters.hdf5.common import (
     Steps,
     camera,
-    camera_channel,
     datasets,
     grid,
     grid_warning,
     json_attr,
+    mapped_camera_channel,
     natural_key,
     numeric,
     opened,
@@ -199,7 +199,7 @@ def _streams(path: Path, demo: str, rate: float, file_warnings: tuple[str, ...],
                 else:
                     streams[depth.name] = depth
             elif _is_image(rel, ds):
-                name = camera_channel(lookup(mapping, rel), _camera_name(rel.removeprefix("obs/")))
+                name = mapped_camera_channel(lookup(mapping, rel), _camera_name(rel.removeprefix("obs/")))
                 streams[name] = camera(path, ds, name, times, encoded=False)
             else:
                 name = lookup(mapping, rel) or _channel(rel)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import Executor
+from dataclasses import replace
 from itertools import pairwise
 
 import numpy as np
@@ -82,9 +83,8 @@ def camera_frame(name: str, stream: ImageStream) -> str:
 
 def nominal_camera(stream: ImageStream) -> CameraInfo:
     """Pinhole intrinsics with a 60° vertical field of view, for cameras recorded without any."""
-    f = 0.5 * stream.height / np.tan(np.radians(NOMINAL_FOV_DEG) / 2)
-    k = np.array([[f, 0, (stream.width - 1) / 2], [0, f, (stream.height - 1) / 2], [0, 0, 1]])
-    return CameraInfo(stream.width, stream.height, k, np.zeros(5), "plumb_bob")
+    info = CameraInfo.from_fov(stream.width, stream.height, NOMINAL_FOV_DEG)
+    return replace(info, distortion=np.zeros(5), distortion_model="plumb_bob")
 
 
 def image_topics(cameras: Mapping[str, ImageStream], enc: Encoder, names: TopicNames, pool: Executor, prefer: str,

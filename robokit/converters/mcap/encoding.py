@@ -1,7 +1,7 @@
 """What an MCAP message encoding provides: schemas per message kind and one serialiser per kind.
 
-Two implementations: Foxglove protobuf schemas (`protobuf.py`) and ROS 2 CDR (`ros2.py`). Every
-serialiser takes the message time in ns; it becomes the message's own timestamp (header stamp).
+Two implementations, chosen by name in `encoders.py`: Foxglove protobuf schemas (`protobuf.py`) and ROS 2 CDR
+(`ros2.py`). Every serialiser takes the message time in ns; it becomes the message's own timestamp (header stamp).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from typing import Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from robokit.errors import OptionError
 from robokit.timeline import CameraInfo
 from robokit.timeline.points import Scan
 
@@ -20,7 +19,6 @@ Kind = Literal["joint_states", "compressed_image", "raw_image", "calibration", "
                "event", "point_cloud", "laser_scan"]
 Level = Literal["info", "warning"]
 Floats = npt.NDArray[np.float64]
-ENCODINGS = ("protobuf", "ros2")
 
 
 class Encoder(Protocol):
@@ -55,19 +53,6 @@ class Encoder(Protocol):
     def text(self, stamp: int, name: str, text: str) -> bytes: ...
 
     def event(self, start: int, end: int, name: str, fields: Mapping[str, str]) -> bytes: ...
-
-
-def encoder_for(name: str) -> Encoder:
-    """The encoder called `name` (protobuf or ros2); OptionError listing both otherwise."""
-    if name == "protobuf":
-        from robokit.converters.mcap.protobuf import ProtobufEncoder
-
-        return ProtobufEncoder()
-    if name == "ros2":
-        from robokit.converters.mcap.ros2 import Ros2Encoder
-
-        return Ros2Encoder()
-    raise OptionError(f"mcap_encoding {name!r}: expected one of {', '.join(ENCODINGS)}")
 
 
 def projection(info: CameraInfo) -> tuple[list[float], list[float], list[float], list[float], str]:

@@ -19,17 +19,19 @@ from typing import BinaryIO
 from mcap.writer import CompressionType, Writer
 
 from robokit.converters.episodes import file_name
-from robokit.converters.mcap.encoding import ENCODINGS, Encoder, encoder_for
+from robokit.converters.mcap.encoders import ENCODINGS, encoder_for
+from robokit.converters.mcap.encoding import Encoder
 from robokit.converters.mcap.plan import align, episode_record, robot_description
 from robokit.converters.mcap.plan import plan as topic_plan
 from robokit.converters.mcap.topic import Topic
 from robokit.converters.options import WriterOptions
-from robokit.converters.prepare import base_channel
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.staging import staged_dir
 from robokit.converters.streaming import Encoded, EpisodeContext, accepted, write_streaming
 from robokit.errors import ChannelError, ConversionError
 from robokit.timeline import Episode
+from robokit.timeline.derived import base_channel
+from robokit.version import __version__
 
 IMAGE_FORMATS = ("jpeg", "png")
 MCAP_ENCODING = ExtraOption("mcap_encoding", str, "protobuf",
@@ -67,8 +69,6 @@ def _tagged(channel: int, topic: Topic) -> Iterator[tuple[int, int, bytes]]:
 def write_file(f: BinaryIO, topics: Sequence[Topic], enc: Encoder, metadata: dict[str, dict[str, str]],
                attachment: str | None, t0: int) -> None:
     """Write one MCAP to `f`: schemas and channels registered once, messages merged in log-time order, then metadata."""
-    from robokit import __version__
-
     w = Writer(f, chunk_size=CHUNK_SIZE, compression=CompressionType.ZSTD)
     w.start(profile=enc.profile, library=f"robokit/{__version__}")
     schemas: dict[str, int] = {}

@@ -18,6 +18,7 @@ from typing import Any
 from robokit.digest import source_digest
 from robokit.errors import RobokitError, SourceError
 from robokit.limits import MAX_TEXT
+from robokit.sources import open_episodes, readers
 from robokit.timeline.streams import ImageStream
 
 TASK_TYPES = ("reasoning", "caption", "mcq")
@@ -200,8 +201,6 @@ def probe_video(file: Path, camera: str, source: str) -> Media:
 
 def _recordings(folder: Path, depth: int) -> Iterator[Path]:
     """Recordings robokit reads under `folder` (not inside media/ or task/), searched `MAX_DEPTH` levels deep."""
-    from robokit.sources.registry import readers
-
     for child in sorted(folder.iterdir()):
         if child.name.startswith(".") or (depth == 0 and child.name in SCENE_MARKERS) or child.is_symlink():
             continue
@@ -217,11 +216,9 @@ def _recordings(folder: Path, depth: int) -> Iterator[Path]:
 
 def _recording_media(scene: Path, recording: Path, warnings: list[str]) -> list[Media]:
     """The colour cameras of a recording (a camera per channel; depth streams are no video)."""
-    import robokit
-
     source = recording.relative_to(scene).as_posix()
     try:
-        episodes = robokit.open(recording)
+        episodes = open_episodes(recording)
         files = [recording] if recording.is_file() else sorted(f for f in recording.rglob("*") if f.is_file())
         version = source_digest(files, scene)
         out = []

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from robokit.converters.consumers import RERUN
 from robokit.converters.rerun.recording import APPLICATION_ID
 
 RRD_MAGIC = b"RRF2"
@@ -18,9 +19,7 @@ def check_file(path: Path) -> list[str]:
     with path.open("rb") as f:
         if f.read(len(RRD_MAGIC)) != RRD_MAGIC:
             return [f"{path.name}: not an .rrd (no {RRD_MAGIC.decode()} header)"]
-    from robokit.converters.rerun.writer import RERUN_SDK
-
-    if not RERUN_SDK.available():
+    if not RERUN.available():
         return []
     from rerun.chunk import RrdReader
 

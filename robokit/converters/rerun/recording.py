@@ -148,7 +148,8 @@ def _derived(rr: Any, rec: Any, grid: Grid, ep: Episode, options: WriterOptions,
 
 def _camera(rr: Any, rec: Any, grid: Grid, ctx: EpisodeContext, name: str, s: ImageStream, settings: Settings,
             notes: list[Note]) -> str:
-    """`cameras/<channel>`: EncodedImage in the camera's image plane and its Pinhole; the entity, or "" if skipped."""
+    """`cameras/<channel>`: EncodedImage (EncodedDepthImage for depth) in the camera's image plane and its
+    Pinhole; the entity, or "" if skipped."""
     recorded = ctx.episode.streams.get(name)
     fmt = recorded_format(recorded) if isinstance(recorded, ImageStream) else "raw"
     try:
@@ -169,10 +170,12 @@ def _camera(rr: Any, rec: Any, grid: Grid, ctx: EpisodeContext, name: str, s: Im
     how = "passed through" if spec.format == fmt else f"encoded once as {spec.format}"
     notes.append(("info", f"{name}: {s.width}x{s.height} frames {how}"))
     media = MEDIA_TYPES[spec.format]
+    # depth arrives as 16-bit PNG millimetres, which the viewer's depth default (1000 units per metre) reads
+    archetype = rr.EncodedDepthImage if s.is_depth else rr.EncodedImage
     frames = ctx.images(name, s, spec, settings.jpeg_quality)
     for start, batch in _batches(frames, IMAGE_BATCH):
         rec.send_columns(path, grid.indexes(rr, s.timestamps[start:start + len(batch)]),
-                         rr.EncodedImage.columns(blob=batch, media_type=[media] * len(batch)))
+                         archetype.columns(blob=batch, media_type=[media] * len(batch)))
     return path
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from robokit.converters.consumers import Consumer
+from robokit.converters.consumers import RERUN
 from robokit.converters.episodes import file_name
 from robokit.converters.images import IMAGE_FORMAT, IMAGE_OPTIONS, JPEG_QUALITY
 from robokit.converters.mcap.plan import align
@@ -32,7 +32,6 @@ from robokit.timeline import Episode
 
 EXTRA = "rerun"  # the optional dependency group holding rerun-sdk
 SUFFIX = ".rrd"
-RERUN_SDK = Consumer("rerun-sdk", ("rerun",))
 
 
 def require_sdk() -> None:
@@ -55,7 +54,7 @@ class RerunConverter:
     name = "rerun"
     description = "Rerun .rrd per episode: Scalars, EncodedImage + Pinhole, Transform3D, TextLog, a blueprint"
     extra_options = IMAGE_OPTIONS
-    consumer = RERUN_SDK
+    consumer = RERUN
 
     def check_options(self, options: WriterOptions) -> None:
         require_sdk()

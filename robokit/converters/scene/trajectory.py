@@ -93,6 +93,4 @@ def _compose(chain: list[PoseStream], image: ImageStream, name: str) -> PoseStre
 
 def _default_intrinsics(image: ImageStream, frame: str) -> CameraInfo:
     """Pinhole intrinsics with a DEFAULT_FOV_DEG vertical field of view, centred."""
-    w, h = max(image.width, 1), max(image.height, 1)
-    f = (h / 2) / np.tan(np.radians(DEFAULT_FOV_DEG) / 2)
-    return CameraInfo(w, h, np.array([[f, 0, (w - 1) / 2], [0, f, (h - 1) / 2], [0, 0, 1]]), frame_id=frame)
+    return CameraInfo.from_fov(max(image.width, 1), max(image.height, 1), DEFAULT_FOV_DEG, frame_id=frame)

@@ -39,7 +39,7 @@ _NS_PER = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
 _DEPTH_SUFFIX = "_depth"
 
 
-def camera_channel(component: str) -> str:
+def component_image_channel(component: str) -> str:
     """The image channel of a camera component: `front` → `front/rgb`, `front_depth` → `front/depth`."""
     if component.endswith(_DEPTH_SUFFIX) and len(component) > len(_DEPTH_SUFFIX):
         return f"{component[: -len(_DEPTH_SUFFIX)]}/depth"

@@ -36,8 +36,8 @@ from robokit.converters.viam.layout import (
     SEQUENCES_TABLE,
     TABLES,
     TABULAR_TABLE,
-    camera_channel,
     check_member,
+    component_image_channel,
     export_file,
     ns_per,
     parse_time,
@@ -116,7 +116,7 @@ class _Image:
 
 def _camera(component: str, images: list[_Image], archive: Path | None, msgtype: str, label: str) -> Loaded:
     """A component's image stream, and its `<camera>/detections` when it has boxes (normalised → pixels)."""
-    channel = camera_channel(component)
+    channel = component_image_channel(component)
     origin = StreamOrigin(component, msgtype, "log")
     skipped: list[SkippedTopic] = []
     warnings: list[str] = []

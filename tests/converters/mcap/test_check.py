@@ -11,7 +11,7 @@ import pytest
 from mcap.writer import Writer
 
 from robokit.converters.mcap.check import check_file, check_folder
-from robokit.converters.mcap.encoding import encoder_for
+from robokit.converters.mcap.encoders import encoder_for
 from robokit.converters.mcap.topic import Topic
 from robokit.converters.mcap.writer import write_file
 from robokit.errors import ConversionError

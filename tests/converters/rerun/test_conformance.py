@@ -5,6 +5,7 @@ Needs rerun-sdk (conformance environment); skipped cleanly without it.
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 from collections import defaultdict
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import PIL.Image
 import pytest
 
 import robokit
@@ -139,22 +141,30 @@ def test_parallel_output_holds_the_same_data(sample_dir: Path, tmp_path: Path) -
         assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_odd_names_and_unstorable_cameras(tmp_path: Path) -> None:
-    """Names with spaces and dots become escaped entity paths; a float depth camera is skipped with a warning."""
+def test_odd_names_depth_and_unstorable_cameras(tmp_path: Path) -> None:
+    """Names with spaces and dots become escaped entity paths; float depth in metres is logged as an
+    EncodedDepthImage of 16-bit PNG millimetres; a float colour camera cannot be stored: skipped with a warning."""
     pytest.importorskip("rerun")
     t = 1_767_225_600_000_000_000 + np.arange(5) * 100_000_000
-    depth = [np.ones((6, 8), dtype=np.float32)] * 5
+    depth = [np.full((6, 8), 1.25, dtype=np.float32)] * 5
+    floats = [np.zeros((6, 8, 3), dtype=np.float32)] * 5
     streams = [NumericStream("joints/position", t, np.arange(10.0).reshape(5, 2), ("a", "b"), "rad"),
                NumericStream("arm left/torque.sensor", t, np.ones((5, 1)), ("t",), "N·m"),
-               ImageStream("sim/depth", t, source=ArrayFrameSource(depth), width=8, height=6, encoding="32FC1")]
+               ImageStream("sim/depth", t, source=ArrayFrameSource(depth), width=8, height=6, encoding="32FC1"),
+               ImageStream("sim/hdr", t, source=ArrayFrameSource(floats), width=8, height=6, encoding="32FC3")]
     ep = Episode(EpisodeMeta("test://odd", "odd id/1"), {s.name: s for s in streams})
     result = get_converter("rerun").write([ep], tmp_path, WriterOptions())  # recorded timestamps, 10 Hz grid
-    assert result.files == ["odd_id_1.rrd"] and any("sim/depth: not written" in w for w in result.warnings)
+    assert result.files == ["odd_id_1.rrd"] and any("sim/hdr: not written" in w for w in result.warnings)
+    assert not any("sim/depth" in w for w in result.warnings if "not written" in w)
     assert get_converter("rerun").check(tmp_path / "rerun") == []
     values, timelines, store = columns(tmp_path / "rerun" / "odd_id_1.rrd")
     assert store.recording_id == "odd id/1" and timelines["/joints/position"] == {"time", "frame_index"}
     torque = [v for path, v in values.items() if "torque" in path]
     assert len(torque) == 1 and torque[0]["SeriesLines:names"] == ["t"] and len(torque[0]["Scalars:scalars"]) == 5
+    blobs = values["/cameras/sim/depth"]["EncodedDepthImage:blob"]
+    assert len(blobs) == 5 and not any("hdr" in path for path in values)
+    millimetres = np.asarray(PIL.Image.open(io.BytesIO(bytes(blobs[0]))))
+    assert millimetres.dtype == np.uint16 and (millimetres == 1250).all()
     frame_index_of(tmp_path / "rerun" / "odd_id_1.rrd", "/joints/position", frames=5)
 
 
