@@ -13,3 +13,4 @@ MAX_EPISODES = 1000  # episodes `robokit sample` and `robokit sim record` genera
 MAX_TEXT = 4096  # characters of any text option (robot type, task, channel and dataset names)
 MAX_MAPPING_ENTRIES = 10_000  # `topic: channel` pairs of a --mapping file
 MAX_MAPPING_BYTES = 1 << 20  # size of a --mapping file
+MAX_POINTS = 65536  # points per step in padded layouts (RLDS): 1 MiB of x, y, z, intensity float32; more are cut

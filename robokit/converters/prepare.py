@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from robokit.converters.extras import Extra, build_extras, extra_channels
 from robokit.converters.options import WriterOptions
 from robokit.converters.vectors import pose_names
 from robokit.errors import ChannelError, ConversionError, ResampleError
@@ -55,6 +56,7 @@ class PreparedEpisode:
     poses: dict[str, PoseStream]
     task: str
     notes: list[str] = field(default_factory=list)
+    extras: dict[str, Extra] = field(default_factory=dict)  # by channel (see converters/extras)
 
     @property
     def n_frames(self) -> int:
@@ -149,7 +151,8 @@ def prepare(episode: Episode, options: WriterOptions) -> PreparedEpisode:
     channels = list(dict.fromkeys([state_name, *cameras, *options.poses]))
     if action_name:
         channels.append(base_channel(action_name, episode.streams))
-    channels = list(dict.fromkeys(channels))
+    extras, extra_notes = extra_channels(episode, [*channels, DEFAULT_STATE, RECORDED_ACTION])
+    channels = list(dict.fromkeys([*channels, *extras]))
     try:
         aligned = resample(episode, fps, method=options.resample, channels=channels)
     except ResampleError as exc:
@@ -165,7 +168,8 @@ def prepare(episode: Episode, options: WriterOptions) -> PreparedEpisode:
     poses = {n: frames.convert_pose_stream(_pose(aligned.streams[n]), options.frame) for n in options.poses}
     task = options.task or (episode.tasks[0] if episode.tasks else "")
     notes = [note for note in (state_note, fps_note and f"fps {fps:g} by default: {fps_note}") if note]
-    return PreparedEpisode(episode, aligned, fps, grid, state, action, images, poses, task, notes)
+    return PreparedEpisode(episode, aligned, fps, grid, state, action, images, poses, task, notes + extra_notes,
+                           build_extras(aligned.streams, extras))
 
 
 def _vector(stream: Stream, options: WriterOptions) -> NumericStream | None:

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from robokit.converters.extras import signature as extras_signature
 from robokit.converters.options import WriterOptions
+from robokit.converters.points import unheld
 from robokit.converters.prepare import PreparedEpisode, prepare
 from robokit.converters.registry import WriteResult
 from robokit.errors import ConversionError, RobokitError, unreadable
@@ -72,7 +74,10 @@ class Encoded:
 
 @runtime_checkable
 class StreamingConverter(Protocol):
-    """A converter whose per-episode work can run in other processes (the export pipeline parallelises it)."""
+    """A converter whose per-episode work can run in other processes (the export pipeline parallelises it).
+
+    One that writes point streams sets `holds_points = True`; for the others every point stream is a warning.
+    """
 
     name: str
 
@@ -101,6 +106,8 @@ def encode_safely(conv: StreamingConverter, ctx: EpisodeContext, plan: Any) -> E
             raise
         return Encoded(ctx.index, ctx.episode.id, error=str(error))
     part.warnings += ctx.notes()
+    if not getattr(conv, "holds_points", False):  # a format without point clouds says which streams it leaves out
+        part.warnings += unheld(str(getattr(conv, "description", "")).split(" ")[0] or conv.name, ctx.episode)
     return part
 
 
@@ -148,6 +155,7 @@ def describe_difference(a: Any, b: Any) -> str:
 
 
 def prepared_signature(p: PreparedEpisode) -> dict[str, Any]:
-    """What tabular datasets need equal in every episode: cameras and sizes, state/action widths, poses."""
+    """What tabular datasets need equal in every episode: cameras and sizes, state/action widths, poses, extras."""
     return {"cameras": sorted((name, cam.width, cam.height) for name, cam in p.cameras.items()),
-            "state": p.state.dim, "action": p.action.dim if p.action else None, "poses": sorted(p.poses)}
+            "state": p.state.dim, "action": p.action.dim if p.action else None, "poses": sorted(p.poses),
+            "extras": extras_signature(p.extras)}

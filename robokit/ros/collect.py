@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -12,12 +13,16 @@ from robokit.ros.builders import builder_for
 from robokit.ros.fields import UnsupportedMessage, normalize_type
 from robokit.ros.generic import GenericBuilder
 from robokit.ros.messages import CameraInfoBuilder, ImageBuilder, TopicBuilder
+from robokit.ros.pixels import image_frame
+from robokit.ros.points import PointsBuilder, cloud_of
 from robokit.sources import naming
-from robokit.timeline import CameraInfo, FrameSource, ImageStream, Loss, SkippedTopic, Stream
+from robokit.sources.framesource import TopicClouds, TopicFrames
+from robokit.timeline import CameraInfo, ImageStream, Loss, SkippedTopic, Stream
 from robokit.timeline.episode import LoadedWithLosses
 
-FrameSourceFactory = Callable[[str, str, np.ndarray], FrameSource]  # (topic, msgtype, log times)
 Decode = Callable[[Any], Any]
+Scan = Callable[[int | None], Generator[Any, None, None]]  # a topic's raw items from a log time on
+TopicReader = Callable[[str], tuple[Scan, Decode]]  # topic → (its scan, raw item → message object)
 Loaded = LoadedWithLosses
 
 
@@ -39,9 +44,10 @@ class Collector:
 
     Every topic is accounted for: streams, a SkippedTopic (reason, messages), or both when some failed."""
 
-    def __init__(self, mapping: Mapping[str, str], frames: FrameSourceFactory) -> None:
+    def __init__(self, mapping: Mapping[str, str], frames: TopicReader, label: str) -> None:
         self.mapping = mapping
         self.frames = frames
+        self.label = label
         self.topics: dict[str, _Topic] = {}
         self.warnings: list[str] = []
         self.losses: list[Loss] = []
@@ -145,8 +151,8 @@ class Collector:
             if isinstance(b, CameraInfoBuilder):
                 cameras.append((t, b))
                 continue
-            if isinstance(b, ImageBuilder) and t.log_times is not None:
-                b.source = self.frames(t.topic, t.msgtype, np.asarray(t.log_times, dtype=np.int64))
+            if t.log_times is not None:
+                self._give_source(t, b, t.log_times)
             built = b.build()
             self.warnings.extend(b.warnings)
             self.losses.extend(b.losses)
@@ -176,6 +182,17 @@ class Collector:
                 skip(t, f"{why} for camera {cam.camera_key!r}", t.count - t.failed)
         return streams, skipped, self.warnings, self.losses
 
+    def _give_source(self, t: _Topic, b: TopicBuilder, log_times: list[int]) -> None:
+        """Give a lazy builder its frame or cloud source: the topic re-read and decoded on demand."""
+        scan, decode = self.frames(t.topic)
+        times, label = np.asarray(log_times, dtype=np.int64), f"{self.label} {t.topic}"
+        if isinstance(b, ImageBuilder):
+            b.source = TopicFrames(scan, partial(_converted, decode, partial(image_frame, msgtype=t.msgtype)),
+                                   times, label)
+        elif isinstance(b, PointsBuilder) and b.fields is not None:
+            b.source = TopicClouds(scan, partial(_converted, decode, partial(cloud_of, msgtype=t.msgtype,
+                                                                             fields=b.fields)), times, label)
+
     def _unique(self, name: str, streams: Mapping[str, Stream], topic: str) -> str:
         if name not in streams:
             return name
@@ -184,6 +201,10 @@ class Collector:
             i += 1
         self.warnings.append(f"{topic}: channel {name!r} already taken, named {name}_{i}")
         return f"{name}_{i}"
+
+
+def _converted(decode: Decode, convert: Callable[[Any], Any], item: Any) -> Any:
+    return convert(decode(item))
 
 
 def _attach(info: CameraInfo, key: str, streams: dict[str, Stream], keys: Mapping[str, str], by_frame: bool) -> bool:

@@ -11,6 +11,7 @@ import numpy as np
 
 from robokit.ros.fields import header_stamp, vec3
 from robokit.ros.messages import JointStateBuilder, TopicBuilder, _Rows
+from robokit.ros.points import POINT_BUILDERS
 from robokit.sources import naming
 from robokit.timeline import Stream
 
@@ -221,4 +222,5 @@ PLAIN_BUILDERS: dict[str, type[TopicBuilder]] = {
     "foxglove.LocationFix": NavSatFixBuilder,
     "geometry_msgs/msg/Vector3Stamped": Vector3Builder,
     "geometry_msgs/msg/PointStamped": PointBuilder,
+    **POINT_BUILDERS,
 }

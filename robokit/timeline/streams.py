@@ -13,11 +13,13 @@ from robokit.timeline.images import Frame, FrameSource, MappedFrameSource, resiz
 
 @dataclass(frozen=True)
 class StreamOrigin:
-    """Where a stream came from: topic, message type, and which clock gave its timestamps."""
+    """Where a stream came from: topic, message type, which clock gave its timestamps, and the source's own
+    description of it when the source format has one (a LeRobot feature as JSON text; see converters/extras)."""
 
     topic: str
     msgtype: str
     time_source: str = "log"  # "header" (message header stamp) or "log" (recorder's receive time)
+    feature: str = ""  # JSON object, e.g. {"dtype": "bool", "shape": [1], "names": null}
 
 
 def sort_timestamps(timestamps: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:

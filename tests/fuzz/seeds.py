@@ -92,6 +92,10 @@ def build_seeds(base: Path, with_fixtures: bool = True) -> list[Seed]:
     seeds: list[Seed] = []
     bag = _sample_bag(base / "ros2-mcap" / "episode")
     seeds.append(Seed("ros2-mcap", base / "ros2-mcap", "episode"))
+    from robokit.samples.pointbag import write_point_bag  # point clouds and laser scans: their decoders
+
+    write_point_bag(base / "ros2-points" / "episode")
+    seeds.append(Seed("ros2-points", base / "ros2-points", "episode"))
     mcap_file = next(bag.glob("*.mcap"))
     (base / "mcap").mkdir()
     shutil.copy2(mcap_file, base / "mcap" / "recording.mcap")

@@ -3,6 +3,7 @@ episode format → check, values compared with the source Parquet, and LeRobot �
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 import tarfile
@@ -17,7 +18,8 @@ import pytest
 import robokit
 from robokit.cli import main
 from robokit.converters.actions import ActionMeaning
-from robokit.converters.lerobot.reader import feature_names
+from robokit.converters.lerobot.features import channel, feature_names
+from robokit.converters.lerobot.layout import DEFAULT_FEATURES
 from robokit.errors import SourceError
 from robokit.sim.meaning import read_meaning
 from robokit.timeline import NumericStream
@@ -32,7 +34,12 @@ DATASETS: dict[str, tuple[str, str, list[str], list[int]]] = {
     "reachy2_apple_storage_v30_keys": ("state", "actions", ["--camera", "none"], [0, 1, 2]),  # built by conftest
     "g1_inspire_v21": ("observation.state", "action", ["--image-size", "80x60"], [1]),  # episode 0 lacks its MP4
     "g1_inspire_v21_keys": ("state", "actions", ["--image-size", "80x60"], [1]),  # built by conftest, camera `wrist`
+    "gr1_picknplace_v20": ("observation.state", "action", ["--camera", "none"], [0, 1]),  # GR00T demo data, no MP4s
 }
+# What a round trip cannot give back as the source had it: lerobot's bookkeeping columns are written as LeRobot v3.0
+# declares them (`timestamp` float32 = frame_index / fps, `frame_index` present). GR00T's v2.0 demo data has no
+# `frame_index` column and float64 timestamps from 0.05 s with float32 noise (0.04999995…).
+REDERIVED: dict[str, set[str]] = {"gr1_picknplace_v20": {"timestamp", "frame_index"}}
 
 
 def _convert(src: Path, out: Path, *args: str) -> int:
@@ -44,12 +51,23 @@ def _source_table(root: Path) -> pa.Table:
     """Every data row of the source dataset, in (episode, frame) order."""
     files = sorted((root / "data").rglob("*.parquet"))
     table = pa.concat_tables([pq.read_table(f) for f in files], promote_options="permissive")
-    return table.sort_by([("episode_index", "ascending"), ("frame_index", "ascending")])
+    within = "frame_index" if "frame_index" in table.column_names else "index"  # GR00T's v2.0 has no frame_index
+    return table.sort_by([("episode_index", "ascending"), (within, "ascending")])
 
 
 def _matrix(table: pa.Table, key: str) -> np.ndarray:
     col = table.column(key).combine_chunks()
-    return np.asarray(col.flatten().to_numpy(zero_copy_only=False)).reshape(len(col), -1)
+    flat = col.flatten() if pa.types.is_list(col.type) or pa.types.is_fixed_size_list(col.type) else col
+    return np.asarray(flat.to_numpy(zero_copy_only=False)).reshape(len(col), -1)
+
+
+def _frame_index(table: pa.Table) -> np.ndarray:
+    """The table's frame indices; row order within each episode when it has no `frame_index` (GR00T's v2.0)."""
+    if "frame_index" in table.column_names:
+        return np.asarray(table.column("frame_index").to_numpy())
+    episodes = table.column("episode_index").to_numpy()
+    starts = np.flatnonzero(np.r_[True, episodes[1:] != episodes[:-1]])
+    return np.arange(len(episodes)) - np.repeat(starts, np.diff(np.r_[starts, len(episodes)]))
 
 
 def _info(root: Path) -> dict[str, Any]:
@@ -103,15 +121,14 @@ def test_lerobot_output_keeps_values_names_and_action(converted: tuple[str, Path
     # the source's feature keys are kept: `state`/`actions` stay, lerobot's standard keys stay
     assert np.array_equal(_matrix(written, state_key), _matrix(source, state_key))
     assert np.array_equal(_matrix(written, action_key), _matrix(source, action_key))  # the recorded action, by default
-    assert np.array_equal(written.column("frame_index").to_numpy(), source.column("frame_index").to_numpy())
+    assert np.array_equal(written.column("frame_index").to_numpy(), _frame_index(source))
     src_info, out_info = _info(root), json.loads((out / "lerobot" / "meta" / "info.json").read_text())
-    for key in (state_key, action_key):
-        names, src_names = out_info["features"][key]["names"], feature_names(src_info["features"][key])
-        assert len(names) == out_info["features"][key]["shape"][0] == src_info["features"][key]["shape"][0]
-        # the source's names when it has them (g1); `names: null` (apple_storage) gets the dimension indices
-        assert names == (src_names or [str(i) for i in range(len(names))]), key
+    for key in (state_key, action_key):  # dtype, shape and names as the source gives them (nested, null)
+        feature, src_feature = out_info["features"][key], src_info["features"][key]
+        assert (feature["dtype"], feature["shape"]) == (src_feature["dtype"], src_feature["shape"]), key
+        assert feature.get("names", "absent") == src_feature.get("names", "absent"), key
     exported = {k for k, f in src_info["features"].items() if f["dtype"] != "video" or "--camera" not in options}
-    assert set(out_info["features"]) == exported  # every feature key, cameras included when exported
+    assert set(out_info["features"]) == exported | {"frame_index"}  # every feature key, cameras when exported
     assert read_meaning(out / "lerobot") == ActionMeaning("action", "action", "absolute", "", "joints/position")
     videos = {k for k, f in out_info["features"].items() if f["dtype"] == "video"}
     assert {p.parts[-3] for p in (out / "lerobot" / "videos").rglob("*.mp4")} == videos
@@ -158,12 +175,47 @@ def test_webdataset_and_viam_hold_every_frame(converted: tuple[str, Path, Path])
     assert len(images) == (0 if camera_option[:2] == ["--camera", "none"] else frames)
 
 
+def _extras(root: Path, state_key: str, action_key: str) -> dict[str, dict[str, Any]]:
+    """The source's features robokit has no role for (GR00T's `next.reward`, `next.done`, `annotation.*`)."""
+    return {k: f for k, f in _info(root)["features"].items()
+            if f["dtype"] not in ("video", "image") and k not in DEFAULT_FEATURES and k not in (state_key, action_key)}
+
+
+def test_extras_reach_rlds_webdataset_and_mcap(converted: tuple[str, Path, Path]) -> None:
+    """Every extra is a step field (RLDS), a sample member (WebDataset) and a numeric topic (MCAP), values as in the
+    source, with its source key, dtype and names in the format's metadata."""
+    name, root, out = converted
+    state_key, action_key, _, kept = DATASETS[name]
+    extras = _extras(root, state_key, action_key)
+    source = _source_table(root)
+    rows = source.filter(pa.compute.is_in(source.column("episode_index"), pa.array(kept)))
+    rlds_meta = json.loads((out / "rlds" / "robokit" / "1.0.0" / "metadata.json").read_text()).get("extras", {})
+    wds_keys = json.loads((out / "webdataset" / "dataset.json").read_text())["keys"]
+    assert sorted(m["feature"] for m in rlds_meta.values()) == sorted(extras)
+    for key, feature in extras.items():
+        field = key.replace(".", "_")
+        assert rlds_meta[field]["names"] == feature.get("names") and rlds_meta[field]["dtype"] == feature["dtype"]
+        assert wds_keys[f"{field}.npy"]["feature"] == key and wds_keys[f"{field}.npy"]["dtype"] == feature["dtype"]
+        for fmt, paths in {"rlds": [out / "rlds" / "robokit" / "1.0.0"],
+                           "mcap": sorted((out / "mcap").glob("*.mcap"))}.items():
+            values = np.concatenate([ep[channel(key)].values for ep in robokit.open(paths)])  # type: ignore[attr-defined]
+            assert np.allclose(values, _matrix(rows, key).astype(np.float64), atol=1e-6), (fmt, key)
+    with tarfile.open(sorted((out / "webdataset").glob("*.tar"))[0]) as tar:
+        first = tar.getmembers()[0].name.split(".", 1)[0]  # the first sample's members, by extension
+        members = {m.name.split(".", 1)[1]: m for m in tar.getmembers() if m.name.split(".", 1)[0] == first}
+        for key, feature in extras.items():
+            data = tar.extractfile(members[f"{key.replace('.', '_')}.npy"])
+            assert data is not None and np.load(io.BytesIO(data.read())).dtype == np.dtype(feature["dtype"]), key
+
+
 @pytest.mark.parametrize("name", sorted(DATASETS))
 def test_round_trip_lerobot_keeps_every_column_and_name(name: str, tmp_path: Path,
                                                         lerobot_roots: dict[str, Path]) -> None:
     """LeRobot → robokit → LeRobot, twice: every non-video column (name and values) and every feature (key, dtype,
-    shape, dimension names) as in the source. Without cameras, so episodes whose MP4 is missing convert too."""
+    shape, `names` exactly as given: null, absent, nested) as in the source, but the columns in REDERIVED.
+    Without cameras, so episodes whose MP4 is missing convert too."""
     root, outputs = lerobot_roots[name], [tmp_path / "once", tmp_path / "twice"]
+    rederived = REDERIVED.get(name, set())
     for src, out in zip([root, outputs[0] / "lerobot"], outputs, strict=True):
         assert main(["convert", str(src), "--to", "lerobot", "--out", str(out), "--no-cache", "--workers", "1",
                      "--camera", "none"]) == 0
@@ -171,16 +223,19 @@ def test_round_trip_lerobot_keeps_every_column_and_name(name: str, tmp_path: Pat
     src_features = {k: f for k, f in _info(root)["features"].items() if f["dtype"] != "video"}
     for out in outputs:
         table = _source_table_at(out / "lerobot")
-        assert sorted(table.column_names) == sorted(source.column_names), out.name
-        for column in source.column_names:
+        assert sorted(set(table.column_names) - rederived) == sorted(set(source.column_names) - rederived), out.name
+        for column in set(source.column_names) - rederived:
             assert table.column(column).to_pylist() == source.column(column).to_pylist(), (out.name, column)
+        assert np.array_equal(table.column("frame_index").to_numpy(), _frame_index(source))
         features = _info(out / "lerobot")["features"]
-        assert sorted(features) == sorted(src_features), out.name
+        assert sorted(features) == sorted(set(src_features) | {"frame_index"}), out.name
         for key, feature in src_features.items():
-            assert (features[key]["dtype"], features[key]["shape"]) == (feature["dtype"], feature["shape"]), key
-            if key in (DATASETS[name][0], DATASETS[name][1]):  # the source's names (g1's nested list flattened);
-                indices = [str(i) for i in range(feature["shape"][0])]  # `names: null` (apple) → the indices
-                assert feature_names(features[key]) == (feature_names(feature) or indices), key
+            if key in DEFAULT_FEATURES:  # as LeRobot v3.0 declares them
+                assert features[key] == DEFAULT_FEATURES[key], key
+                assert key in rederived or (features[key]["dtype"], features[key]["shape"]) == (
+                    feature["dtype"], feature["shape"]), key
+            else:  # verbatim, but the action's `info` (what robokit's written action is)
+                assert {k: v for k, v in features[key].items() if k != "info"} == feature, key
 
 
 def test_keys_fall_back_to_lerobots_when_episodes_disagree_or_a_stream_is_derived(
@@ -286,3 +341,39 @@ def test_broken_video_is_named_and_camera_none_converts(tmp_path: Path) -> None:
     assert _convert(root, tmp_path / "none", "--camera", "none") == 0  # without cameras both convert
     written = json.loads((tmp_path / "none" / "lerobot" / "meta" / "info.json").read_text())
     assert written["total_episodes"] == 2 and written["total_frames"] == 519
+
+
+def test_dict_names_and_added_extras_round_trip_exactly(tmp_path: Path) -> None:
+    """A dict of names (`{"motors": [...]}`) stays a dict; a vector extra with `names: null`, a bool and an int8 extra
+    keep their dtype, shape, names and values (apple_storage with columns added, as other recorders write them); a
+    second state key (`state` beside `observation.state`) is read as its own channel and kept too."""
+    root = tmp_path / "src"
+    shutil.copytree(APPLE, root)
+    info = _info(root)
+    info["features"]["observation.state"]["names"] = {"motors": [f"joint_{i}" for i in range(19)]}
+    info["features"]["observation.environment_state"] = {"dtype": "float32", "shape": [3], "names": None}
+    info["features"]["next.done"] = {"dtype": "bool", "shape": [1], "names": None}
+    info["features"]["annotation.phase"] = {"dtype": "int8", "shape": [1]}
+    info["features"]["state"] = {"dtype": "float32", "shape": [19], "names": None}
+    (root / "meta" / "info.json").write_text(json.dumps(info))
+    for path in (root / "data").rglob("*.parquet"):
+        table = pq.read_table(path)
+        n, rng = table.num_rows, np.random.default_rng(3)
+        env = pa.FixedSizeListArray.from_arrays(pa.array(rng.normal(size=n * 3).astype(np.float32)), 3)
+        table = (table.append_column("observation.environment_state", env)
+                 .append_column("next.done", pa.array(np.arange(n) % 7 == 0))
+                 .append_column("annotation.phase", pa.array((np.arange(n) // 50).astype(np.int8)))
+                 .append_column("state", pa.FixedSizeListArray.from_arrays(
+                     pa.array(rng.normal(size=n * 19).astype(np.float32)), 19)))
+        pq.write_table(table, path)
+    out = tmp_path / "out"
+    assert main(["convert", str(root), "--to", "lerobot", "--out", str(out), "--no-cache", "--workers", "1",
+                 "--camera", "none"]) == 0
+    written = _info(out / "lerobot")["features"]
+    extras = ("observation.environment_state", "next.done", "annotation.phase", "state")
+    for key in ("observation.state", *extras):
+        assert {k: v for k, v in written[key].items() if k != "info"} == info["features"][key], key
+    source, table = _source_table(root), _source_table_at(out / "lerobot")
+    for key in ("observation.state", *extras):
+        assert table.column(key).to_pylist() == source.column(key).to_pylist(), key
+    assert table.schema.field("annotation.phase").type == pa.int8()

@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from robokit.cli import main
+from robokit.converters.lerobot.layout import DEFAULT_FEATURES
 
 pytestmark = pytest.mark.conformance
 
@@ -20,6 +21,7 @@ DATASETS = {
     "reachy2_apple_storage_v30_keys": ("state", "actions", ["--camera", "none"], [0, 1, 2]),
     "g1_inspire_v21": ("observation.state", "action", ["--image-size", "80x60"], [1]),
     "g1_inspire_v21_keys": ("state", "actions", ["--image-size", "80x60"], [1]),  # camera `wrist`
+    "gr1_picknplace_v20": ("observation.state", "action", ["--camera", "none"], [0, 1]),  # extras, no frame_index
 }
 
 
@@ -48,11 +50,13 @@ def test_lerobot_loads_the_reexport_with_source_values(name: str, tmp_path: Path
     ds = LeRobotDataset(f"robokit/{name}", root=out / "lerobot")
     src_features = json.loads((root / "meta" / "info.json").read_text())["features"]
     video = "--camera" in options  # exported with --camera none: the video features are absent
-    assert set(ds.features) == {k for k, f in src_features.items() if f["dtype"] != "video" or not video}
+    exported = {k for k, f in src_features.items() if f["dtype"] != "video" or not video}
+    assert set(ds.features) == exported | {"frame_index"}  # GR00T's v2.0 data has none; written as LeRobot v3.0 does
     files = sorted((root / "data").rglob("*.parquet"))
     source = pa.concat_tables([pq.read_table(f) for f in files], promote_options="permissive")
     source = source.filter(pa.compute.is_in(source.column("episode_index"), pa.array(kept)))
-    source = source.sort_by([("episode_index", "ascending"), ("frame_index", "ascending")])
+    source = source.sort_by([("episode_index", "ascending"),
+                             ("frame_index" if "frame_index" in source.column_names else "index", "ascending")])
     assert ds.num_episodes == len(kept) and ds.num_frames == source.num_rows
     tasks = _tasks(root)
     states, actions = source.column(state_key).to_pylist(), source.column(action_key).to_pylist()
@@ -63,5 +67,9 @@ def test_lerobot_loads_the_reexport_with_source_values(name: str, tmp_path: Path
         assert isinstance(item["task"], str) and item["task"]
         assert item["task"] == tasks[int(source.column("task_index")[i].as_py())]
         for key, feature in ds.features.items():
+            if feature["dtype"] not in ("video", "image") and key in source.column_names \
+                    and key not in DEFAULT_FEATURES:
+                assert np.allclose(np.asarray(item[key].numpy(), dtype=np.float64).ravel(),  # extras too
+                                   np.asarray(source.column(key)[i].as_py(), dtype=np.float64).ravel()), key
             if feature["dtype"] == "video":
                 assert tuple(item[key].shape) == (3, 60, 80)

@@ -1,11 +1,8 @@
-"""LeRobot dataset roots (v3.0, and v2.1 with per-episode files) as timeline episodes.
+"""LeRobot dataset roots (v3.0, and v2.0 and v2.1 with per-episode files) as timeline episodes.
 
-Features are named by whoever recorded them. `observation.state` / `state` → `joints/position`, `action` /
-`actions` → `action` (the recorded action), every `video` or `image` feature → `<name>/rgb` whatever its
-key (`observation.images.front` → `front/rgb`, `image` → `image/rgb`), pose features (`x, y, z` +
-quaternion names) → pose streams, other vectors `observation.<a>.<b>` → `<a>/<b>`. `names` may be a flat
-list, a list of lists or a dict of lists (flattened in order). Features that cannot be mapped are listed
-with their reason. Times restart from the episode's recorded grid start when robokit wrote the dataset
+Features are named by whoever recorded them (mapped in `features.py`; every numeric stream's origin keeps its
+source feature, so writers can give it back as it was). Features that cannot be mapped are listed with their
+reason. Times restart from the episode's recorded grid start when robokit wrote the dataset
 (`robokit.grid_start_ns`), else from 0. Metadata errors name the file and the field.
 """
 
@@ -23,20 +20,24 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from robokit.converters.lerobot.features import (
+    camera_channel,
+    depth_reader,
+    image_size,
+    is_depth,
+    numeric_stream,
+    task_origin,
+)
 from robokit.converters.lerobot.layout import (
-    ACTION_KEYS,
     DEFAULT_FEATURES,
     EPISODES_DIR,
-    IMAGE_PREFIX,
     INFO_PATH,
-    STATE_KEYS,
     TASKS_PATH,
     V2_EPISODES_PATH,
     V2_TASKS_PATH,
 )
 from robokit.digest import source_digest
 from robokit.errors import SourceError
-from robokit.frames import from_order
 from robokit.paths import dataset_files, template_path
 from robokit.sources.framesource import TopicFrames
 from robokit.sources.registry import ReadOptions
@@ -47,16 +48,12 @@ from robokit.timeline import (
     Frame,
     ImageStream,
     Loss,
-    NumericStream,
-    PoseStream,
     SkippedTopic,
     Stream,
     StreamOrigin,
 )
 from robokit.timeline.episode import LoadedWithLosses
 
-_QUAT_NAMES = {"qx", "qy", "qz", "qw"}
-_NUMERIC = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "bool")
 _CAMERA_DTYPES = ("video", "image")
 
 
@@ -66,71 +63,6 @@ class _MetaError(SourceError):
     def __init__(self, root: Path, file: str, field: str, problem: str) -> None:
         where = f"{root / file}" + (f": {field}" if field else "")
         super().__init__(f"not a readable LeRobot dataset: {where}: {problem}")
-
-
-def _channel(key: str) -> str:
-    if key in STATE_KEYS:
-        return "joints/position"
-    if key in ACTION_KEYS:
-        return "action"
-    parts = key.removeprefix("observation.").split(".")
-    return parts[0] if len(parts) == 1 else f"{parts[0]}/{'.'.join(parts[1:])}"
-
-
-def _camera_channel(key: str, depth: bool) -> str:
-    """`observation.images.front` → `front/rgb`, `image` → `image/rgb`, `observation.image` → `image/rgb`; a depth
-    map `observation.images.front_depth` → `front/depth`."""
-    name = key.removeprefix(IMAGE_PREFIX).removeprefix("observation.").replace(".", "_").replace("/", "_")
-    if depth:
-        return f"{name.removesuffix('_depth') or name}/depth"
-    return f"{name}/rgb"
-
-
-def feature_names(feature: dict[str, Any]) -> list[str]:
-    """A feature's dimension names: a flat list, a list of lists or a dict of lists, flattened in order."""
-    names = feature.get("names")
-    if isinstance(names, dict):
-        names = list(names.values())
-    if not isinstance(names, list):
-        return []
-    flat: list[str] = []
-    for item in names:
-        flat.extend(str(n) for n in item) if isinstance(item, list | tuple) else flat.append(str(item))
-    return flat
-
-
-def _quat_order(names: list[str]) -> str | None:
-    """`xyzw`/`wxyz` when a feature's names are a position plus a quaternion, else None."""
-    if len(names) == 7 and names[:3] == ["x", "y", "z"] and set(names[3:]) == _QUAT_NAMES:
-        return "".join(n[1] for n in names[3:])
-    return None
-
-
-def _image_size(feature: dict[str, Any]) -> tuple[int, int]:
-    """(height, width) from a camera feature's `shape` [H, W, C]; (0, 0) when it does not say."""
-    shape: Any = feature.get("shape")
-    try:
-        return int(shape[0]), int(shape[1])
-    except (TypeError, ValueError, IndexError, KeyError):
-        return 0, 0
-
-
-def _depth_reader(feature: dict[str, Any]) -> Callable[[np.ndarray], np.ndarray] | str:
-    """How a depth map's frames become uint16 millimetres, or why they cannot (lerobot 0.6 quantized video)."""
-    from robokit.converters.lerobot.depth import millimetres_from_info
-
-    info = feature.get("info")
-    if feature["dtype"] != "video" or not isinstance(info, dict):
-        return "depth map stored as images (only lerobot's quantized depth video is read)"
-    try:
-        return millimetres_from_info(info)
-    except ValueError as exc:
-        return f"depth map: {exc}"
-
-
-def _is_depth(feature: dict[str, Any]) -> bool:
-    info = feature.get("info") or {}
-    return bool(info.get("is_depth_map") or info.get("video.is_depth_map")) if isinstance(info, dict) else False
 
 
 def _mp4_frames(path: Path, fps: int, first: int, count: int, label: str,
@@ -363,13 +295,6 @@ def _episode_data(root: _Root, ep: dict[str, Any]) -> pa.Table:
         raise SourceError(f"{root.path}: episode {ep['episode_index']}: data file {path} unreadable ({exc})") from exc
 
 
-def _vector(col: pa.ChunkedArray) -> np.ndarray:
-    col = col.combine_chunks()
-    if pa.types.is_fixed_size_list(col.type) or pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
-        return np.asarray(col.flatten().to_numpy(zero_copy_only=False)).reshape(len(col), -1)
-    return np.asarray(col.to_numpy(zero_copy_only=False)).reshape(-1, 1)
-
-
 def _frames_lost(root: _Root, ep: dict[str, Any], rows: int) -> list[Loss]:
     """A loss when the data file holds fewer rows of an episode than its metadata `length` says."""
     length = ep.get("length")
@@ -392,27 +317,29 @@ def _totals_warning(root: _Root) -> str:
 
 def _streams(root: _Root, ep: dict[str, Any]) -> LoadedWithLosses:
     table = _episode_data(root, ep)
-    if "frame_index" not in table.column_names:
-        raise SourceError(f"{root.data_path(ep)}: frame_index: column missing")
-    frame_index = table.column("frame_index").to_numpy()
+    warnings: list[str] = []
+    if "frame_index" in table.column_names:
+        frame_index = table.column("frame_index").to_numpy()
+    else:  # v2.0 datasets converted by other tools (GR00T's demo data) have none
+        frame_index = np.arange(table.num_rows)
+        warnings.append(f"{root.data_path(ep).relative_to(root.path)}: no frame_index column: frames in row order")
     order = np.argsort(frame_index, kind="stable")
     start = int(ep.get("robokit.grid_start_ns") or 0)
     times = start + (frame_index[order] * (1e9 / root.fps)).round().astype(np.int64)
     streams: dict[str, Stream] = {}
     skipped: list[SkippedTopic] = []
-    warnings: list[str] = []
     n = len(times)
     label = f"{root.path.name} episode {ep['episode_index']}"
     for key, feature in root.info["features"].items():
         dtype = feature["dtype"]
         origin = StreamOrigin(key, f"lerobot/{dtype}", "log")
         if dtype in _CAMERA_DTYPES:
-            depth = _depth_reader(feature) if _is_depth(feature) else None
+            depth = depth_reader(feature) if is_depth(feature) else None
             if isinstance(depth, str):
                 skipped.append(SkippedTopic(key, f"lerobot/{dtype}", depth, n))
                 continue
-            height, width = _image_size(feature)
-            name = _camera_channel(key, depth=depth is not None)
+            height, width = image_size(feature)
+            name = camera_channel(key, depth=depth is not None)
             if dtype == "video":
                 path, first = root.video_path(ep, key)
                 if not path.is_file():
@@ -426,31 +353,13 @@ def _streams(root: _Root, ep: dict[str, Any]) -> LoadedWithLosses:
             streams[name] = ImageStream(name, times, origin=origin, source=source, positions=np.arange(n),
                                         width=width, height=height, encoding="rgb8" if depth is None else "16UC1")
             continue
-        if key in DEFAULT_FEATURES:
-            continue
-        if key not in table.column_names:
-            skipped.append(SkippedTopic(key, f"lerobot/{dtype}", "declared in meta/info.json, no column in the data "
-                                                                  "file", 0))
-            continue
-        if dtype not in _NUMERIC:
-            skipped.append(SkippedTopic(key, f"lerobot/{dtype}", f"dtype {dtype} is not numeric or a camera", n))
-            continue
-        try:
-            values = _vector(table.column(key))[order]
-        except (pa.ArrowException, ValueError) as exc:
-            skipped.append(SkippedTopic(key, f"lerobot/{dtype}", f"column is not a fixed-width vector ({exc})", n))
-            continue
-        names = feature_names(feature)
-        name = _channel(key)
-        quat = _quat_order(names)
-        if quat is not None and values.shape[1] == 7:
-            streams[name] = PoseStream(name, times, origin=origin, translation=values[:, :3],
-                                       quaternion=from_order(values[:, 3:], quat), convention="rayform")
-            continue
-        if names and len(names) != values.shape[1]:
-            warnings.append(f"feature {key}: {len(names)} names for {values.shape[1]} values; names dropped")
-            names = []
-        streams[name] = NumericStream(name, times, origin=origin, values=values, names=tuple(names))
+        if key not in DEFAULT_FEATURES:
+            stream = numeric_stream(key, feature, table, order, times, skipped, warnings)
+            if stream is not None and stream.name in streams:  # `state` beside `observation.state`: its own key
+                warnings.append(f"feature {key}: channel {stream.name} is an earlier feature's; read as channel {key}")
+                stream = replace(stream, name=key)
+            if stream is not None:
+                streams[stream.name] = stream
     known = set(root.info["features"])
     skipped += [SkippedTopic(c, "lerobot/column", "column not declared in meta/info.json features", n)
                 for c in table.column_names if c not in known]
@@ -460,16 +369,16 @@ def _streams(root: _Root, ep: dict[str, Any]) -> LoadedWithLosses:
         if text is None:
             warnings.append(f"task_index {task_index} is not in the tasks metadata")
         else:
-            streams["task"] = EventStream("task", times[:1], origin=StreamOrigin("task_index", "lerobot/task", "log"),
-                                          values=(text,))
+            origin = task_origin(root.tasks)
+            streams["task"] = EventStream("task", times[:1], origin=origin, values=(text,))
     return streams, skipped, warnings, _frames_lost(root, ep, n)
 
 
 class LeRobotReader:
-    """LeRobot dataset roots: `meta/info.json` with codebase_version v3.0 or v2.1."""
+    """LeRobot dataset roots: `meta/info.json` with codebase_version v3.0, v2.1 or v2.0."""
 
     name = "lerobot"
-    description = "LeRobot dataset root (meta/info.json, v3.0 or v2.1)"
+    description = "LeRobot dataset root (meta/info.json, v3.0, v2.1 or v2.0)"
 
     def sniff(self, path: Path) -> bool:
         info = path / INFO_PATH

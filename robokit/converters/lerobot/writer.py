@@ -25,33 +25,29 @@ import pyarrow.parquet as pq
 from robokit.converters.actions import ActionMeaning, meaning_of
 from robokit.converters.episodes import trace
 from robokit.converters.lerobot.depth import DEPTH_MAX, DepthVideoEncoder, depth_info, depth_stats, drop_small_depth
+from robokit.converters.lerobot.keys import agreed_source_keys, agreed_tasks, data_columns, feature_keys
 from robokit.converters.lerobot.layout import (
-    ACTION_KEY,
-    ACTION_KEYS,
     CHUNKS_SIZE,
     CODEBASE_VERSION,
     DATA_FILE_MB,
     DATA_PATH,
     DEFAULT_FEATURES,
     EPISODES_PATH,
-    IMAGE_PREFIX,
     MAX_FILE_MB,
     MAX_VIDEO_SECONDS,
-    STATE_KEY,
-    STATE_KEYS,
     VIDEO_FILE_MB,
     VIDEO_PATH,
     FileCounter,
 )
 from robokit.converters.options import WriterOptions
-from robokit.converters.prepare import PreparedEpisode, action_channel, default_fps, select_cameras, state_channel
+from robokit.converters.prepare import PreparedEpisode, default_fps, select_cameras
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.staging import staged_dir
 from robokit.converters.stats import ImageStats, merge_image_stats, to_json, vector_stats
 from robokit.converters.streaming import Encoded, EpisodeContext, accepted, prepared_signature, write_streaming
 from robokit.converters.vectors import pose_names, pose_vector
 from robokit.converters.video import MAX_GOP, VideoConcatenator, VideoEncoder, VideoSettings, video_info
-from robokit.errors import ChannelError, ConversionError, OptionError
+from robokit.errors import ChannelError, OptionError
 from robokit.timeline import Episode, ImageStream
 
 CODEC = ExtraOption("codec", str, "av1", "Video codec: av1 (libsvtav1) or h264 (libx264).", ("av1", "h264"))
@@ -70,70 +66,6 @@ _STATS_SAMPLES = 100  # frames per episode fed to the image statistics
 _GLOBAL_COLUMNS = ("episode_index", "index", "task_index")  # filled in by assembly, in dataset order
 
 
-def pose_key(channel: str) -> str:
-    """Feature name of a pose channel: `tf/tool0` → `observation.tf.tool0` (no `/` allowed)."""
-    return "observation." + channel.replace("/", ".")
-
-
-def camera_key(channel: str) -> str:
-    """`front/rgb` → `observation.images.front`; other camera fields keep theirs (`front_depth`)."""
-    group, _, kind = channel.partition("/")
-    return IMAGE_PREFIX + (group if kind == "rgb" else f"{group}_{kind}")
-
-
-def source_keys(episode: Episode, options: WriterOptions) -> dict[str, str]:
-    """Role (`state`, `action`, `pose:<channel>`, camera channel) → the LeRobot feature key its recorded stream was
-    read from; absent when the stream is derived (`joints/position_delta`) or not read from LeRobot, and for a state
-    or action whose key would not be read back as one (`--state effort` is written as `observation.state`)."""
-    channels = {"state": state_channel(episode, options.state)[0]}
-    action = action_channel(episode, options)
-    if action:
-        channels["action"] = action
-    channels.update({f"pose:{name}": name for name in options.poses})
-    channels.update({cam: cam for cam in select_cameras(episode, options)})
-    keys = {}
-    for role, name in channels.items():
-        stream = episode.streams.get(name)
-        origin = stream.origin if stream is not None else None
-        if origin is None or not origin.msgtype.startswith("lerobot/"):
-            continue
-        read_back_as = {"state": STATE_KEYS, "action": ACTION_KEYS}.get(role)
-        if read_back_as is None or origin.topic in read_back_as:
-            keys[role] = origin.topic
-    return keys
-
-
-def _agreed_source_keys(episodes: Sequence[Episode], options: WriterOptions) -> tuple[dict[str, str], list[str]]:
-    """The LeRobot feature keys every episode shares, else none (lerobot's standard keys), with a warning."""
-    found: list[dict[str, str]] = []
-    for ep in episodes:
-        try:
-            keys = source_keys(ep, options)
-        except (ChannelError, KeyError):
-            continue
-        if keys not in found:
-            found.append(keys)
-    if len(found) <= 1:
-        return (found[0] if found else {}), []
-    return {}, [f"episodes come with different feature keys ({found[0]} vs {found[1]}): lerobot's standard keys "
-                f"({STATE_KEY}, {ACTION_KEY}, {IMAGE_PREFIX}<camera>) are used"]
-
-
-def feature_keys(p: PreparedEpisode, source: dict[str, str]) -> dict[str, str]:
-    """Feature key per exported stream (roles as in `source_keys`): the source's LeRobot key when `source` has it
-    (round trips keep every name), else the standard key; each key used once."""
-    standard = {"state": STATE_KEY, **({"action": ACTION_KEY} if p.action is not None else {}),
-                **{f"pose:{name}": pose_key(name) for name in p.poses}, **{cam: camera_key(cam) for cam in p.cameras}}
-    taken = set(DEFAULT_FEATURES) | {key for role, key in standard.items() if role not in source}
-    keys = {role: key for role, key in standard.items() if role not in source}
-    for role in (r for r in standard if r in source):
-        keys[role] = source[role] if source[role] not in taken else standard[role]  # taken: the standard key
-        if keys[role] in taken:
-            raise ConversionError(f"episode {p.source.id}: feature key {keys[role]} would be used twice")
-        taken.add(keys[role])
-    return keys
-
-
 @dataclass(frozen=True)
 class _Plan:
     """What every episode's encoding shares: options on one integer fps, video settings, file sizes."""
@@ -143,7 +75,8 @@ class _Plan:
     video_mb: float
     data_mb: float
     warnings: tuple[str, ...]
-    source_keys: tuple[tuple[str, str], ...] = ()  # what `_agreed_source_keys` found
+    source_keys: tuple[tuple[str, str], ...] = ()  # what `agreed_source_keys` found
+    tasks: tuple[tuple[str, int], ...] = ()  # the source's task table, what `agreed_tasks` found
 
 
 @dataclass(frozen=True)
@@ -151,8 +84,7 @@ class _Schema:
     """The features of a dataset, fixed by its first episode."""
 
     fps: int
-    state: tuple[str, ...]  # dimension names
-    action: tuple[str, ...] | None
+    vectors: tuple[tuple[str, str], ...]  # (feature key, description as JSON): state, action, extras
     poses: tuple[str, ...]  # feature keys
     cameras: tuple[tuple[str, int, int], ...]  # (channel, width, height), sorted by channel
     robot_type: str
@@ -186,16 +118,6 @@ class _Episode:
     trace: dict[str, Any]  # the `robokit.*` columns of the episodes table
 
 
-def _frame_vectors(p: PreparedEpisode, quat_order: str, keys: dict[str, str]) -> dict[str, np.ndarray]:
-    """The vector features of one episode, float32, keyed by feature name."""
-    out = {keys["state"]: p.state.values.astype(np.float32)}
-    if p.action is not None:
-        out[keys["action"]] = p.action.values.astype(np.float32)
-    for name, pose in p.poses.items():
-        out[keys[f"pose:{name}"]] = pose_vector(pose, quat_order)
-    return out
-
-
 class LeRobotWriter:
     """`--to lerobot`: one LeRobot v3.0 dataset root at `<out>/lerobot/`."""
 
@@ -218,9 +140,10 @@ class LeRobotWriter:
     def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
         video = _video_settings(options)
         fps, warnings = _integer_fps(episodes, options)
-        keys, key_warnings = _agreed_source_keys(episodes, options)
+        keys, key_warnings = agreed_source_keys(episodes, options)
+        tasks, task_warnings = agreed_tasks(episodes)
         return _Plan(replace(options, fps=fps), video, options.value(VIDEO_FILE), options.value(DATA_FILE),
-                     (*warnings, *key_warnings), tuple(keys.items()))
+                     (*warnings, *key_warnings, *task_warnings), tuple(keys.items()), tuple(tasks.items()))
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
         """One episode's columns and camera MP4s, the cameras encoded in parallel threads (PyAV releases the GIL)."""
@@ -231,9 +154,9 @@ class LeRobotWriter:
         keys = feature_keys(p, dict(plan.source_keys))
         with ThreadPoolExecutor(max_workers=max(1, len(cameras))) as pool:
             futures = {cam: pool.submit(_encode_video, p.cameras[cam], p.n_frames, fps, plan.video) for cam in cameras}
-            columns = _episode_columns(p, fps, plan.options.quat_order, keys)
+            columns, vectors, not_written = _episode_columns(p, fps, plan.options.quat_order, keys)
             videos = {cam: future.result() for cam, future in futures.items()}
-        schema = _Schema(fps, tuple(p.state.names), tuple(p.action.names) if p.action is not None else None,
+        schema = _Schema(fps, tuple((key, json.dumps(feature)) for key, feature in vectors.items()),
                          tuple(keys[f"pose:{name}"] for name in p.poses),
                          tuple((cam, p.cameras[cam].width, p.cameras[cam].height) for cam in cameras),
                          p.source.meta.robot_type, meaning_of(p), tuple(keys.items()))
@@ -243,7 +166,7 @@ class LeRobotWriter:
                   "robokit.grid_start_ns": int(p.timestamps[0])}
         episode = _Episode(schema, columns, videos, p.task, p.n_frames, traced)
         signature = {**prepared_signature(p), "feature keys": sorted(keys.values())}
-        return Encoded(ctx.index, p.source.id, episode, p.n_frames, signature, warnings=left_out)
+        return Encoded(ctx.index, p.source.id, episode, p.n_frames, signature, warnings=left_out + not_written)
 
     def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
         result = WriteResult(warnings=list(plan.warnings))
@@ -300,13 +223,16 @@ def _default_rates(episodes: Sequence[Episode], options: WriterOptions) -> list[
     return rates
 
 
-def _episode_columns(p: PreparedEpisode, fps: int, quat_order: str, keys: dict[str, str]) -> dict[str, np.ndarray]:
-    """The per-frame features of one episode but the global ones: vectors float32 (N, D), scalars (N,)."""
+def _episode_columns(p: PreparedEpisode, fps: int, quat_order: str, keys: dict[str, str]
+                     ) -> tuple[dict[str, np.ndarray], dict[str, Any], list[str]]:
+    """The per-frame features of one episode but the global ones, vectors (N, D) and scalars (N,); the descriptions
+    of the state, action and extras; a warning per extra not written (`keys.data_columns`)."""
     frame_index = np.arange(p.n_frames, dtype=np.int64)
-    columns = _frame_vectors(p, quat_order, keys)
+    columns, vectors, not_written = data_columns(p, keys)
+    columns.update({keys[f"pose:{name}"]: pose_vector(pose, quat_order) for name, pose in p.poses.items()})
     columns["timestamp"] = (frame_index / fps).astype(np.float32)
     columns["frame_index"] = frame_index
-    return columns
+    return columns, vectors, not_written
 
 
 def _encode_video(stream: ImageStream, n_frames: int, fps: int, settings: VideoSettings) -> _Video:
@@ -401,7 +327,7 @@ class _DatasetWriter:
         self.data = _DataFiles(root, plan.data_mb * 1e6)
         self.videos: dict[str, _CameraFiles] = {}
         self.first: _Episode | None = None
-        self.tasks: dict[str, int] = {}
+        self.tasks: dict[str, int] = dict(plan.tasks)  # text → index, the source's when it had a table
         self.records: list[dict[str, Any]] = []
         self.values: dict[str, list[np.ndarray]] = {}
         self.image_stats: dict[str, list[ImageStats]] = {}
@@ -417,7 +343,7 @@ class _DatasetWriter:
         n, start, ep_index = ep.n_frames, self.frames, len(self.records)
         columns = {**ep.columns, "episode_index": np.full(n, ep_index, dtype=np.int64),
                    "index": start + ep.columns["frame_index"],
-                   "task_index": np.full(n, self.tasks.setdefault(ep.task, len(self.tasks)), dtype=np.int64)}
+                   "task_index": np.full(n, self._task_index(ep.task), dtype=np.int64)}
         row: dict[str, Any] = {"episode_index": ep_index, "tasks": [ep.task], "length": n, **self.data.add(columns),
                                "dataset_from_index": start, "dataset_to_index": start + n}
         for cam, files in self.videos.items():
@@ -439,6 +365,10 @@ class _DatasetWriter:
         return [self.data.counter.path(DATA_PATH)] + [files.counter.path(VIDEO_PATH, video_key=files.key)
                                                       for files in self.videos.values()]
 
+    def _task_index(self, task: str) -> int:
+        """The task's index: the source's, else the next free one."""
+        return self.tasks.setdefault(task, max(self.tasks.values(), default=-1) + 1)
+
     def close(self) -> None:
         """Finish the open data and video files."""
         self.data.close()
@@ -457,13 +387,9 @@ class _DatasetWriter:
     def _features(self) -> dict[str, Any]:
         assert self.first is not None
         schema, settings, columns = self.first.schema, self.plan.video, self.first.columns
-        features: dict[str, Any] = {schema.key("state"): {"dtype": "float32", "shape": [len(schema.state)],
-                                                          "names": list(schema.state)}}
-        if schema.action is not None:
-            action = features[schema.key("action")] = {"dtype": "float32", "shape": [len(schema.action)],
-                                                       "names": list(schema.action)}
-            if schema.action_meaning is not None:  # what the action is: source channel, absolute or delta, unit
-                action["info"] = schema.action_meaning.to_dict()
+        features: dict[str, Any] = {key: json.loads(feature) for key, feature in schema.vectors}
+        if "action" in dict(schema.keys) and schema.action_meaning is not None:  # source channel, absolute or delta
+            features[schema.key("action")]["info"] = schema.action_meaning.to_dict()
         for key in schema.poses:
             features[key] = {"dtype": "float32", "shape": [columns[key].shape[1]],
                              "names": list(pose_names(self.plan.options.quat_order))}
@@ -495,8 +421,9 @@ class _DatasetWriter:
         }
 
     def _write_tasks(self) -> None:
-        table = pa.table({"task_index": pa.array(list(self.tasks.values()), pa.int64()),
-                          "task": pa.array(list(self.tasks), pa.string())})
+        tasks = sorted(self.tasks.items(), key=lambda item: item[1])
+        table = pa.table({"task_index": pa.array([i for _, i in tasks], pa.int64()),
+                          "task": pa.array([t for t, _ in tasks], pa.string())})
         pandas_meta = {
             "index_columns": ["task"],
             "column_indexes": [{"name": None, "field_name": None, "pandas_type": "unicode",

@@ -1,8 +1,12 @@
 """RLDS writer: a TFDS prepared directory `<out>/rlds/<name>/<version>/`, one episode per TFRecord record.
 
 Steps follow the rlds_dataset_builder schema (`observation/<camera>` JPEG/PNG, `observation/state`,
-`action`, `reward`, `discount`, `is_first`/`is_last`/`is_terminal`, `language_instruction`) plus
-`episode_metadata` with the source path and traceability fields. Demonstrations end in their goal,
+`action`, `reward`, `discount`, `is_first`/`is_last`/`is_terminal`, `language_instruction`), one step field per
+extra (a source feature such as LeRobot's `next.reward` → `next_reward`: floats as float32, as Examples store them;
+its source key, dtype and names in `metadata.json`; see converters/extras), plus `episode_metadata` with the source
+path and traceability fields. A point stream is `observation/<name>`, a (P, C) float32 tensor padded with zeros to
+the dataset's largest cloud P, with `observation/<name>_count` (int32) giving the points of each step
+(robokit.converters.points). Demonstrations end in their goal,
 so the last step is terminal with reward 1 (the builder template's convention); discount is 1.
 Records are encoded without TensorFlow (per episode, in any process) and streamed into size-targeted shards;
 one encoded episode per worker is the most held in memory.
@@ -13,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +25,7 @@ import numpy as np
 
 from robokit.converters.actions import ActionMeaning, meaning_of
 from robokit.converters.episodes import trace
+from robokit.converters.extras import field_names
 from robokit.converters.images import (
     IMAGE_FORMAT,
     IMAGE_OPTIONS,
@@ -29,6 +34,15 @@ from robokit.converters.images import (
     camera_specs,
 )
 from robokit.converters.options import WriterOptions
+from robokit.converters.points import (
+    capacity,
+    frame_label,
+    grid_notes,
+    padded,
+    point_key,
+    point_streams,
+    prepared_clouds,
+)
 from robokit.converters.prepare import PreparedEpisode
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.rlds import features as ft
@@ -62,6 +76,8 @@ SPLIT = ExtraOption("split", float, 0.0, "Fraction of episodes written to an RLD
                     low=0, high=1, check=lambda ratio: split_ratio(ratio))
 EXTRA_OPTIONS = (DATASET_NAME, RLDS_VERSION, RLDS_SHARD_MB, SPLIT, *IMAGE_OPTIONS)
 
+_STEP_FIELDS = ("observation", "action", "reward", "discount", "is_first", "is_last", "is_terminal",
+                "language_instruction")
 NO_ACTION = "No action: the source recorded none and none was asked for (--action)."
 
 
@@ -114,13 +130,26 @@ class _Schema:
     quat_order: str
     frame: str
     action_meaning: ActionMeaning | None = None
+    extras: dict[str, dict[str, Any]] = field(default_factory=dict)  # step field -> `Extra.describe()`
+    points: dict[str, tuple[str, tuple[str, ...], str]] = field(default_factory=dict)  # channel -> key, fields, frame
+    point_capacity: int = 0  # points per step of every point feature
 
     @classmethod
-    def of(cls, p: PreparedEpisode, options: WriterOptions, settings: _Settings) -> _Schema:
+    def of(cls, p: PreparedEpisode, options: WriterOptions, settings: _Settings, capacity: int) -> _Schema:
         action = (p.action.name, p.action.names) if p.action is not None else None
+        extras = {name: extra.describe() for name, extra in field_names(p.extras, _STEP_FIELDS).items()}
+        points = {name: (point_key(name), s.fields, frame_label(s.frame_id, options.frame))
+                  for name, s in point_streams(p.source).items()}
         return cls(camera_specs(p, settings.image_format), (p.state.name, p.state.names), action,
                    {name: pose_key(name) for name in sorted(p.poses)}, options.quat_order, options.frame,
-                   meaning_of(p))
+                   meaning_of(p), extras, points, capacity)
+
+    def _extra_node(self, name: str) -> ft.Node:
+        extra = self.extras[name]
+        dtype = extra["dtype"] if extra["dtype"] in ("bool", "int64") else (
+            "int64" if extra["dtype"].startswith(("int", "uint")) else "float32")
+        shape = () if extra["shape"] == [1] else (len(extra["flat_names"]),)
+        return ft.tensor(shape, dtype, describe(extra["channel"], tuple(extra["flat_names"])))
 
     def node(self) -> ft.Node:
         """The features.json root."""
@@ -130,6 +159,11 @@ class _Schema:
         observation["state"] = ft.tensor((len(self.state[1]),), "float32", describe(*self.state))
         for channel, key in self.poses.items():
             observation[key] = ft.tensor((7,), "float32", describe(channel, pose_names(self.quat_order), self.frame))
+        for channel, (key, fields, frame) in self.points.items():
+            shape = (self.point_capacity, len(fields))
+            observation[key] = ft.tensor(shape, "float32", describe(channel, fields))
+            observation[f"{key}_count"] = ft.tensor((), "int32", f"Points of {key} in this step (later rows: zero "
+                                                                 f"padding); frame: {frame}.")
         step = {
             "observation": ft.features_dict(observation),
             **({"action": ft.tensor((len(self.action[1]),), "float32", describe(*self.action))} if self.action else {}),
@@ -139,6 +173,7 @@ class _Schema:
             "is_last": ft.tensor((), "bool"),
             "is_terminal": ft.tensor((), "bool"),
             "language_instruction": ft.text(),
+            **{name: self._extra_node(name) for name in self.extras},
         }
         metadata = {
             "file_path": ft.text("Path or URI of the source recording."),
@@ -172,8 +207,14 @@ class _Schema:
         for channel, (key, _) in self.cameras.items():
             out[f"steps/observation/{key}"] = images[channel]
         out.update({f"steps/observation/{key}": v for key, v in pose_vectors(p, self.quat_order).items()})
+        clouds = prepared_clouds(p, self.frame)
+        for channel, (key, names, _) in self.points.items():
+            out[f"steps/observation/{key}"], out[f"steps/observation/{key}_count"] = padded(
+                clouds[channel], self.point_capacity, len(names))
         if p.action is not None:
             out["steps/action"] = p.action.values.astype(np.float32)
+        extras = {extra["channel"]: name for name, extra in self.extras.items()}
+        out.update({f"steps/{extras[e.channel]}": e.values for e in p.extras.values()})
         meta = p.source.meta
         fields = trace(p)
         out.update({
@@ -211,6 +252,7 @@ class _Plan:
     settings: _Settings
     val: frozenset[int]
     warnings: tuple[str, ...]
+    point_capacity: int = 0
 
 
 class RldsWriter:
@@ -219,6 +261,7 @@ class RldsWriter:
     name = "rlds"
     description = "RLDS episodes in a TFDS prepared directory (TFRecord shards, no TensorFlow needed)"
     extra_options = EXTRA_OPTIONS
+    holds_points = True
 
     def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:
         return write_streaming(self, episodes, out_dir, options)
@@ -226,17 +269,19 @@ class RldsWriter:
     def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
         settings = _Settings.from_options(options)
         val = val_indices(len(episodes), settings.split) if settings.split else recorded_val(episodes)
-        return _Plan(options, settings, frozenset(val), ())
+        point_capacity, cut = capacity(episodes)
+        return _Plan(options, settings, frozenset(val), tuple(cut), point_capacity)
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
         """One episode as one serialized `tf.train.Example` (its images encoded per step)."""
         p = ctx.prepared(plan.options)
-        schema = _Schema.of(p, plan.options, plan.settings)
+        schema = _Schema.of(p, plan.options, plan.settings, plan.point_capacity)
         images = {channel: ctx.images(channel, p.cameras[channel], spec, plan.settings.jpeg_quality)
                   for channel, (_, spec) in schema.cameras.items()}
         chunks, size = encode_example(schema.example(p, images))
         return Encoded(ctx.index, p.source.id, (chunks, size, schema), p.n_frames,
-                       {**prepared_signature(p), "images": schema.cameras})
+                       {**prepared_signature(p), "images": schema.cameras, "points": schema.points},
+                       warnings=grid_notes(p, plan.options.resample))
 
     def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
         settings = plan.settings
@@ -279,8 +324,10 @@ def _write_metadata(root: Path, settings: _Settings, schema: _Schema, written: d
                     options: WriterOptions) -> None:
     """features.json, then dataset_info.json (last: its presence marks a complete dataset)."""
     (root / FEATURES).write_text(json.dumps(schema.node(), indent=4, sort_keys=True))
-    if schema.action_meaning is not None:  # TFDS keeps free-form dataset metadata in metadata.json
-        (root / METADATA).write_text(json.dumps({"action": schema.action_meaning.to_dict()}, indent=4, sort_keys=True))
+    metadata = {**({"action": schema.action_meaning.to_dict()} if schema.action_meaning is not None else {}),
+                **({"extras": schema.extras} if schema.extras else {})}
+    if metadata:  # TFDS keeps free-form dataset metadata in metadata.json
+        (root / METADATA).write_text(json.dumps(metadata, indent=4, sort_keys=True))
     splits = [split_entry(s, [sh.items for sh in shards], num_bytes)
               for s, (shards, num_bytes) in written.items() if shards]
     robot = f" Robot: {options.robot_type}." if options.robot_type else ""
