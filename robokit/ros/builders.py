@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from robokit.ros.generic import GenericBuilder
-from robokit.ros.messages import BUILDERS, TopicBuilder
+from robokit.ros.messages import BUILDERS
 from robokit.ros.plain import PLAIN_BUILDERS
+from robokit.ros.topic_builder import TopicBuilder
 
 
 def builder_for(topic: str, msgtype: str) -> TopicBuilder:

@@ -12,9 +12,10 @@ import numpy as np
 from robokit.ros.builders import builder_for
 from robokit.ros.fields import UnsupportedMessage, normalize_type
 from robokit.ros.generic import GenericBuilder
-from robokit.ros.messages import CameraInfoBuilder, ImageBuilder, TopicBuilder
+from robokit.ros.messages import CameraInfoBuilder, ImageBuilder
 from robokit.ros.pixels import image_frame
 from robokit.ros.points import PointsBuilder, cloud_of
+from robokit.ros.topic_builder import TopicBuilder
 from robokit.sources import naming
 from robokit.sources.framesource import TopicClouds, TopicFrames
 from robokit.timeline import CameraInfo, ImageStream, Loss, SkippedTopic, Stream

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from robokit.ros.fields import header_stamp, message_fields, time_fields
-from robokit.ros.messages import TopicBuilder
+from robokit.ros.topic_builder import TopicBuilder
 from robokit.sources import naming
 from robokit.timeline import EventStream, Loss, NumericStream, Stream
 
