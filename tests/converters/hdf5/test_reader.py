@@ -370,6 +370,25 @@ def test_robomimic_valid_mask_becomes_the_rlds_val_split(tmp_path: Path) -> None
     assert lengths == {"train": 2, "val": 1}
 
 
+@pytest.mark.parametrize(("valid", "splits", "warned"), [
+    ([b"demo_2"], {"train": "0:2", "valid": "2:3"}, False),
+    ([b"demo_1"], {"train": "0:3"}, True),
+])
+def test_robomimic_masks_become_lerobot_splits_when_they_are_ranges(
+        tmp_path: Path, valid: list[bytes], splits: dict[str, str], warned: bool) -> None:
+    """LeRobot `splits` holds episode ranges: a contiguous valid mask becomes one; any other set stays train, warned."""
+    path = tmp_path / "lift.hdf5"
+    write_robomimic(path, {"demo_0": 3, "demo_1": 3, "demo_2": 3}, env_args={"env_kwargs": {"control_freq": 20}})
+    with h5py.File(path, "a") as f:
+        f["mask/valid"] = np.array(valid)
+    out = tmp_path / "out"
+    assert main(["convert", str(path), "--to", "lerobot", "--out", str(out), "--camera", "none", "--fps", "20",
+                 "--no-cache", "--workers", "1"]) == 0
+    assert json.loads((out / "lerobot/meta/info.json").read_text())["splits"] == splits
+    report = json.loads((out / "export.json").read_text())
+    assert any("not contiguous" in w for w in json.dumps(report).split('"')) == warned
+
+
 def test_mapping_renames_datasets_of_known_layouts(tmp_path: Path) -> None:
     path = tmp_path / "demo.hdf5"
     written = write_robomimic(path, {"demo_0": 3})
