@@ -30,6 +30,7 @@ from robokit.timeline import (
     EventStream,
     ImageStream,
     NumericStream,
+    PointStream,
     PoseStream,
     Stream,
 )
@@ -59,5 +60,5 @@ def open(
 
 
 __all__ = ["CameraInfo", "ChannelError", "ConversionError", "Episode", "EventStream", "ExportJob", "FrameError",
-           "ImageStream", "NumericStream", "OptionError", "PoseStream", "ResampleError", "RobokitError", "SimError",
-           "SourceError", "Stream", "__version__", "export", "frames", "open", "resample"]
+           "ImageStream", "NumericStream", "OptionError", "PointStream", "PoseStream", "ResampleError", "RobokitError",
+           "SimError", "SourceError", "Stream", "__version__", "export", "frames", "open", "resample"]

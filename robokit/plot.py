@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw
 from robokit.timeline import Episode
 
 _KIND_COLOURS = {"numeric": (52, 120, 198), "pose": (46, 160, 67), "image": (214, 120, 30),
-                 "event": (150, 80, 190)}
+                 "event": (150, 80, 190), "points": (200, 60, 60)}
 _ROW, _LABEL, _WIDTH, _PAD = 22, 260, 1100, 10
 
 

@@ -2,8 +2,9 @@
 
 The grid is t0 + round(k·1e9/fps) ns over the overlap [latest start, earliest end] of the selected numeric,
 pose and image streams (static poses and events do not limit it); nothing is extrapolated.
-Numeric streams and pose translations: nearest or linear; rotations: nearest or slerp; images: nearest
-(frames are re-indexed, never decoded); events: snapped to the nearest tick (see `_snap_events`).
+Numeric streams and pose translations: nearest or linear; rotations: nearest or slerp; images and point
+clouds: nearest, whatever the method (re-indexed, never decoded nor interpolated); events: snapped to the
+nearest tick (see `_snap_events`).
 Linear interpolation between a NaN and a value gives NaN; a sample hit exactly in time is copied as is.
 """
 
@@ -21,6 +22,7 @@ from scipy.spatial.transform import Rotation, Slerp
 from robokit.errors import ChannelError, ResampleError
 from robokit.frames.quaternion import canonical
 from robokit.timeline import Episode, EventStream, NumericStream, PoseStream, Stream
+from robokit.timeline.points import NEAREST_ONLY, PointStream
 
 Method = Literal["nearest", "linear"]
 METHODS: tuple[Method, ...] = ("nearest", "linear")
@@ -55,6 +57,12 @@ class ResampleReport:
     end_ns: int
     count: int
     streams: Mapping[str, StreamReport]
+
+    def warnings(self) -> list[str]:
+        """Streams that could not take the asked method: point streams under `linear` take the nearest cloud."""
+        if self.method != "linear":
+            return []
+        return [f"{s.channel}: {NEAREST_ONLY}" for s in self.streams.values() if s.kind == PointStream.kind]
 
 
 class ResampledEpisode(Episode):

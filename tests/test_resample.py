@@ -209,3 +209,17 @@ def test_errors() -> None:
         resample(ep, 10, channels=["a", "nope"])
     with pytest.raises(ResampleError, match="no numeric, pose or image stream"):
         resample(episode(EventStream("task", np.array([T0]), values=("go",))), 10)
+
+
+def test_point_clouds_take_the_nearest_even_when_linear_is_asked() -> None:
+    from robokit.timeline.points import PointStream
+
+    ts = T0 + np.arange(11) * 100 * MS
+    lidar = PointStream("lidar/points", ts, counts=np.arange(11), positions=np.arange(11) + 50)
+    out = resample(episode(lidar, ramp("x", [0, 1000])), 4, "linear")
+    stream = out["lidar/points"]
+    assert isinstance(stream, PointStream) and stream.positions.tolist()[:3] == [50, 52, 55]  # 0, 250, 500 ms
+    assert out.resample_report.streams["lidar/points"].method == "nearest"
+    assert out.resample_report.warnings() == [
+        "lidar/points: point clouds are never interpolated; the nearest cloud is used (resample linear was asked)"]
+    assert resample(episode(lidar, ramp("x", [0, 1000])), 4).resample_report.warnings() == []

@@ -28,7 +28,8 @@ def _heading(info: EpisodeInfo) -> str:
 
 
 def _notes(info: EpisodeInfo) -> list[str]:
-    lines = [f"skipped {s.topic} ({s.msgtype}, {s.count} messages): {s.reason}" for s in info.skipped]
+    lines = [f"{s.channel}: {s.detail}" for s in info.streams if s.detail]
+    lines += [f"skipped {s.topic} ({s.msgtype}, {s.count} messages): {s.reason}" for s in info.skipped]
     lines += [f"warning: {w}" for w in info.warnings]
     if info.losses:
         lost = sum(x.messages or 0 for x in info.losses)

@@ -14,6 +14,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from robokit.converters.extras import signature as extras_signature
 from robokit.converters.options import WriterOptions
+from robokit.converters.points import unheld
 from robokit.converters.prepare import PreparedEpisode, prepare
 from robokit.converters.registry import WriteResult
 from robokit.errors import ConversionError, RobokitError, unreadable
@@ -73,7 +74,10 @@ class Encoded:
 
 @runtime_checkable
 class StreamingConverter(Protocol):
-    """A converter whose per-episode work can run in other processes (the export pipeline parallelises it)."""
+    """A converter whose per-episode work can run in other processes (the export pipeline parallelises it).
+
+    One that writes point streams sets `holds_points = True`; for the others every point stream is a warning.
+    """
 
     name: str
 
@@ -102,6 +106,8 @@ def encode_safely(conv: StreamingConverter, ctx: EpisodeContext, plan: Any) -> E
             raise
         return Encoded(ctx.index, ctx.episode.id, error=str(error))
     part.warnings += ctx.notes()
+    if not getattr(conv, "holds_points", False):  # a format without point clouds says which streams it leaves out
+        part.warnings += unheld(str(getattr(conv, "description", "")).split(" ")[0] or conv.name, ctx.episode)
     return part
 
 

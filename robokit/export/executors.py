@@ -49,10 +49,10 @@ _opened: dict[str, list[Episode]] = {}  # per worker process: the last item open
 
 def encode_task(task: EpisodeTask) -> list[Encoded]:
     """Open the task's episode again (episodes do not pickle) and encode it; runs in a worker."""
-    key = repr((task.ref.item, task.ref.verify))
+    key = repr((task.ref.item, task.ref.verify, task.ref.mapping))
     if key not in _opened:
         _opened.clear()
-        _opened[key] = open_item(task.ref.item, task.ref.verify)
+        _opened[key] = open_item(task.ref.item, task.ref.verify, mapping=dict(task.ref.mapping))
     return encode_all(EpisodeContext(_opened[key][task.ref.position], task.index), task.jobs)
 
 

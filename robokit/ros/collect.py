@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from robokit.ros.builders import builder_for
 from robokit.ros.fields import UnsupportedMessage, normalize_type
-from robokit.ros.messages import CameraInfoBuilder, ImageBuilder, TopicBuilder
+from robokit.ros.generic import GenericBuilder
+from robokit.ros.messages import CameraInfoBuilder, ImageBuilder
+from robokit.ros.pixels import image_frame
+from robokit.ros.points import PointsBuilder, cloud_of
+from robokit.ros.topic_builder import TopicBuilder
 from robokit.sources import naming
-from robokit.timeline import CameraInfo, FrameSource, ImageStream, Loss, SkippedTopic, Stream
+from robokit.sources.framesource import TopicClouds, TopicFrames
+from robokit.timeline import CameraInfo, ImageStream, Loss, SkippedTopic, Stream
 from robokit.timeline.episode import LoadedWithLosses
 
-FrameSourceFactory = Callable[[str, str, np.ndarray], FrameSource]  # (topic, msgtype, log times)
 Decode = Callable[[Any], Any]
+Scan = Callable[[int | None], Generator[Any, None, None]]  # a topic's raw items from a log time on
+TopicReader = Callable[[str], tuple[Scan, Decode]]  # topic → (its scan, raw item → message object)
 Loaded = LoadedWithLosses
 
 
@@ -24,7 +31,7 @@ Loaded = LoadedWithLosses
 class _Topic:
     topic: str
     msgtype: str
-    builder: TopicBuilder | None
+    builder: TopicBuilder
     reason: str = ""  # set when the whole topic is skipped
     count: int = 0
     failed: int = 0
@@ -38,9 +45,10 @@ class Collector:
 
     Every topic is accounted for: streams, a SkippedTopic (reason, messages), or both when some failed."""
 
-    def __init__(self, mapping: Mapping[str, str], frames: FrameSourceFactory) -> None:
+    def __init__(self, mapping: Mapping[str, str], frames: TopicReader, label: str) -> None:
         self.mapping = mapping
         self.frames = frames
+        self.label = label
         self.topics: dict[str, _Topic] = {}
         self.warnings: list[str] = []
         self.losses: list[Loss] = []
@@ -53,9 +61,8 @@ class Collector:
         known = self.topics.get(topic)
         if known is None:
             builder = builder_for(topic, msgtype)
-            reason = "" if builder else f"no mapping for type {msgtype or '(no schema)'}"
-            known = self.topics[topic] = _Topic(topic, msgtype, builder, reason)
-            if builder is not None and builder.lazy_frames:
+            known = self.topics[topic] = _Topic(topic, msgtype, builder)
+            if builder.lazy_frames:
                 known.log_times = []
         elif known.msgtype != msgtype:
             known.other_types.add(msgtype)
@@ -67,9 +74,10 @@ class Collector:
         return [t.topic for t in self.topics.values() if not t.reason]
 
     def reject(self, topic: str, reason: str, deliberate: bool = False) -> None:
-        """Skip a whole topic, e.g. when its schema does not parse (a loss unless `deliberate`)."""
+        """Skip a whole topic, e.g. when its schema does not parse (a loss unless `deliberate`, or a type without
+        a builder: such topics were never read before robokit flattened them)."""
         self.topics[topic].reason = reason
-        if deliberate:
+        if deliberate or isinstance(self.topics[topic].builder, GenericBuilder):
             self.deliberate.add(topic)
 
     def rename(self, topic: str, names: Mapping[str, str]) -> None:
@@ -87,7 +95,7 @@ class Collector:
         t.count += 1
         if t.log_times is not None:
             t.log_times.append(log_time)
-        if decode is None or t.reason or t.builder is None:
+        if decode is None or t.reason:
             return
         try:
             t.builder.add(decode(raw), log_time, position)
@@ -133,9 +141,9 @@ class Collector:
             if t.other_types:
                 self.warnings.append(f"{t.topic}: also has types {sorted(t.other_types)}; only {t.msgtype} is read")
             b = t.builder
-            if b is None or t.reason:
+            if t.reason:
                 skip(t, t.reason, t.count)
-                if b is not None and t.count and t.topic not in self.deliberate:  # a mapped topic lost whole
+                if t.count and t.topic not in self.deliberate:  # a mapped topic lost whole
                     self.losses.append(Loss(t.topic, t.reason, t.count))
                 continue
             if t.failed:
@@ -144,10 +152,11 @@ class Collector:
             if isinstance(b, CameraInfoBuilder):
                 cameras.append((t, b))
                 continue
-            if isinstance(b, ImageBuilder) and t.log_times is not None:
-                b.source = self.frames(t.topic, t.msgtype, np.asarray(t.log_times, dtype=np.int64))
+            if t.log_times is not None:
+                self._give_source(t, b, t.log_times)
             built = b.build()
             self.warnings.extend(b.warnings)
+            self.losses.extend(b.losses)
             if not built:
                 if t.count > t.failed or not t.count:
                     skip(t, "no messages" if not t.count else "no usable samples", t.count - t.failed)
@@ -155,7 +164,7 @@ class Collector:
             names = [s.name for s in built]
             value = naming.lookup(self.mapping, t.topic)
             if value:
-                names = naming.apply_mapping(value, names, b.multi)
+                names = naming.apply_mapping(value, names, b.multi, b.group)
             elif t.topic in self.renames:
                 names = [self.renames[t.topic].get(n, n) for n in names]
             for stream, name in zip(built, names, strict=True):
@@ -174,6 +183,17 @@ class Collector:
                 skip(t, f"{why} for camera {cam.camera_key!r}", t.count - t.failed)
         return streams, skipped, self.warnings, self.losses
 
+    def _give_source(self, t: _Topic, b: TopicBuilder, log_times: list[int]) -> None:
+        """Give a lazy builder its frame or cloud source: the topic re-read and decoded on demand."""
+        scan, decode = self.frames(t.topic)
+        times, label = np.asarray(log_times, dtype=np.int64), f"{self.label} {t.topic}"
+        if isinstance(b, ImageBuilder):
+            b.source = TopicFrames(scan, partial(_converted, decode, partial(image_frame, msgtype=t.msgtype)),
+                                   times, label)
+        elif isinstance(b, PointsBuilder) and b.fields is not None:
+            b.source = TopicClouds(scan, partial(_converted, decode, partial(cloud_of, msgtype=t.msgtype,
+                                                                             fields=b.fields)), times, label)
+
     def _unique(self, name: str, streams: Mapping[str, Stream], topic: str) -> str:
         if name not in streams:
             return name
@@ -182,6 +202,10 @@ class Collector:
             i += 1
         self.warnings.append(f"{topic}: channel {name!r} already taken, named {name}_{i}")
         return f"{name}_{i}"
+
+
+def _converted(decode: Decode, convert: Callable[[Any], Any], item: Any) -> Any:
+    return convert(decode(item))
 
 
 def _attach(info: CameraInfo, key: str, streams: dict[str, Stream], keys: Mapping[str, str], by_frame: bool) -> bool:

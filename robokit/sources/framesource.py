@@ -1,4 +1,5 @@
-"""Lazy frames of one image topic, re-read from the recording on demand with bounded memory."""
+"""Lazy frames of one image topic (or clouds of a point topic), re-read from the recording on demand with bounded
+memory."""
 
 from __future__ import annotations
 
@@ -10,23 +11,23 @@ import numpy as np
 
 from robokit.errors import SourceError
 from robokit.timeline import Frame
+from robokit.timeline.points import Cloud
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
-class TopicFrames(Generic[T]):
-    """Frame i is the topic's i-th raw message from `scan(start_log_time)`, decoded only when requested.
+class TopicItems(Generic[T, R]):
+    """Item i is the topic's i-th raw message from `scan(start_log_time)`, decoded only when requested.
 
     In-order positions take one pass; a step back seeks by log time (rescans when log times are unsorted)."""
 
-    # The encoded video these frames are a contiguous constant-rate run of, and the first one's time in it
-    # (seconds), when there is one: clips can then be stream-copied from the file instead of re-encoded.
-    encoded_video: tuple[Path, float] | None = None
+    noun = "item"  # what an item is, in messages
 
     def __init__(
         self,
         scan: Callable[[int | None], Generator[T, None, None]],
-        decode: Callable[[T], Frame],
+        decode: Callable[[T], R],
         log_times: np.ndarray,
         label: str,
     ) -> None:
@@ -39,15 +40,15 @@ class TopicFrames(Generic[T]):
     def __len__(self) -> int:
         return len(self._log_times)
 
-    def iter_frames(self, positions: Sequence[int]) -> Iterator[Frame]:
+    def iter_items(self, positions: Sequence[int]) -> Iterator[R]:
         scan: Generator[T, None, None] | None = None
         at = -1  # position of the last message taken from `scan`
-        frame: Frame | None = None
+        frame: R | None = None
         try:
             for raw_position in positions:
                 p = int(raw_position)
                 if not 0 <= p < len(self._log_times):
-                    raise IndexError(f"{self._label}: frame position {p} out of range 0..{len(self) - 1}")
+                    raise IndexError(f"{self._label}: {self.noun} position {p} out of range 0..{len(self) - 1}")
                 if scan is None or p < at:
                     if scan is not None:
                         scan.close()
@@ -64,11 +65,12 @@ class TopicFrames(Generic[T]):
             if scan is not None:
                 scan.close()
 
-    def _frame(self, item: T, p: int) -> Frame:
+    def _frame(self, item: T, p: int) -> R:
         try:
             return self._decode(item)
         except Exception as err:  # surfaces as a typed error naming the topic and frame
-            raise SourceError(f"{self._label}: frame {p} cannot be decoded ({type(err).__name__}: {err})") from err
+            raise SourceError(f"{self._label}: {self.noun} {p} cannot be decoded "
+                              f"({type(err).__name__}: {err})") from err
 
     def _advance(self, scan: Generator[T, None, None], at: int, p: int) -> T:
         for _ in range(p - at - 1):
@@ -76,5 +78,26 @@ class TopicFrames(Generic[T]):
                 break
         item = next(scan, None)
         if item is None:
-            raise SourceError(f"{self._label}: frame {p} is no longer in the recording (file changed?)")
+            raise SourceError(f"{self._label}: {self.noun} {p} is no longer in the recording (file changed?)")
         return item
+
+
+class TopicFrames(TopicItems[T, Frame]):
+    """A FrameSource over an image topic."""
+
+    noun = "frame"
+    # The encoded video these frames are a contiguous constant-rate run of, and the first one's time in it
+    # (seconds), when there is one: clips can then be stream-copied from the file instead of re-encoded.
+    encoded_video: tuple[Path, float] | None = None
+
+    def iter_frames(self, positions: Sequence[int]) -> Iterator[Frame]:
+        return self.iter_items(positions)
+
+
+class TopicClouds(TopicItems[T, Cloud]):
+    """A PointSource over a point cloud or laser scan topic."""
+
+    noun = "cloud"
+
+    def iter_clouds(self, positions: Sequence[int]) -> Iterator[Cloud]:
+        return self.iter_items(positions)

@@ -3,6 +3,7 @@
 from robokit.timeline.episode import Episode, EpisodeInfo, EpisodeMeta, SkippedTopic, StreamInfo
 from robokit.timeline.images import ArrayFrameSource, Frame, FrameSource
 from robokit.timeline.losses import Loss
+from robokit.timeline.points import Cloud, PointStream
 from robokit.timeline.streams import (
     CameraInfo,
     EventStream,
@@ -16,6 +17,7 @@ from robokit.timeline.streams import (
 __all__ = [
     "ArrayFrameSource",
     "CameraInfo",
+    "Cloud",
     "Episode",
     "EpisodeInfo",
     "EpisodeMeta",
@@ -25,6 +27,7 @@ __all__ = [
     "ImageStream",
     "Loss",
     "NumericStream",
+    "PointStream",
     "PoseStream",
     "SkippedTopic",
     "Stream",

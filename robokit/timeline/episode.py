@@ -13,6 +13,7 @@ import robokit.errors
 from robokit.errors import ChannelError
 from robokit.timeline.derived import derive
 from robokit.timeline.losses import Loss, non_finite_warnings
+from robokit.timeline.points import PointStream, describe
 from robokit.timeline.streams import EventStream, ImageStream, PoseStream, Stream
 
 TASK_CHANNEL = "task"
@@ -60,6 +61,7 @@ class StreamInfo:
     start_ns: int
     duration_s: float
     time_source: str
+    detail: str = ""  # kind-specific facts (point clouds: fields and points per sample)
 
     @property
     def start_utc(self) -> str:
@@ -259,6 +261,7 @@ class Episode:
                     start_ns=s.start_ns,
                     duration_s=(s.end_ns - s.start_ns) / 1e9,
                     time_source=origin.time_source if origin else "",
+                    detail=describe(s) if isinstance(s, PointStream) else "",
                 )
             )
         return EpisodeInfo(

@@ -10,7 +10,7 @@ from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 RECORDING_FORMATS = ("webdataset",)  # the episode format every recording is converted to (cheap to write)
-FIXTURE_FORMATS = ("mcap",)  # the public bags hold neither cameras nor joints: MCAP takes every channel
+FIXTURE_FORMATS = ("mcap",)  # the public bags (and custom types) hold neither cameras nor joints: MCAP takes all
 SCENE_FORMATS = ("usd",)
 SCENE_ARGS = ("--collision", "convex-hull")  # CoACD's decomposition takes seconds per mesh: too slow per case
 
@@ -92,6 +92,10 @@ def build_seeds(base: Path, with_fixtures: bool = True) -> list[Seed]:
     seeds: list[Seed] = []
     bag = _sample_bag(base / "ros2-mcap" / "episode")
     seeds.append(Seed("ros2-mcap", base / "ros2-mcap", "episode"))
+    from robokit.samples.pointbag import write_point_bag  # point clouds and laser scans: their decoders
+
+    write_point_bag(base / "ros2-points" / "episode")
+    seeds.append(Seed("ros2-points", base / "ros2-points", "episode"))
     mcap_file = next(bag.glob("*.mcap"))
     (base / "mcap").mkdir()
     shutil.copy2(mcap_file, base / "mcap" / "recording.mcap")
@@ -106,6 +110,11 @@ def build_seeds(base: Path, with_fixtures: bool = True) -> list[Seed]:
         # images alone (no state) convert to the Viam layout, not to the step formats
         formats = ("viam-binary",) if kind == "viam-binary" else RECORDING_FORMATS
         seeds.append(Seed(kind, base / kind, "dataset", formats))
+    from tests.ros import custom
+
+    for kind in ("ros2-sqlite3", "mcap-json"):  # a type without a builder, flattened by its fields
+        recording = custom.write(kind, base / f"custom-{kind}")
+        seeds.append(Seed(f"custom-{kind}", recording.parent, recording.name, FIXTURE_FORMATS))
     from robokit.samples.videobag import write_video_bag
 
     write_video_bag(base / "ros2-video" / "episode", frames=20, width=64, height=48, gop=8)

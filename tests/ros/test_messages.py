@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from robokit.ros import messages
+from robokit.ros import topic_builder
 from robokit.ros.builders import builder_for
 from robokit.ros.fields import wrap_json
+from robokit.ros.generic import GenericBuilder
 
 
 def test_clock_choice() -> None:
     def clock(stamps: list[int], logs: list[int]) -> tuple[list[int], str]:
-        c = messages.Clock()
+        c = topic_builder.Clock()
         for s, t in zip(stamps, logs, strict=True):
             c.add(s, t)
         times, source = c.resolve()
@@ -37,17 +38,17 @@ def test_joint_state_by_name_and_json() -> None:
     assert any("'z'" in w for w in b.warnings)
 
 
-def test_unmapped_type_has_no_builder() -> None:
-    assert builder_for("/x", "turtlesim/msg/Pose") is None
+def test_type_without_a_builder_is_flattened() -> None:
+    assert isinstance(builder_for("/x", "turtlesim/msg/Pose"), GenericBuilder)
 
 
 def test_clock_notes_sim_time_and_stamps_near_zero() -> None:
     s = 10**18
-    sim = messages.Clock()
+    sim = topic_builder.Clock()
     for i in range(3):
         sim.add(100 + i, s + i)
     assert sim.resolve()[1] == "log" and "header stamps are 1e+09 s from the log time" in sim.notes("/odom")[0]
-    zero = messages.Clock()
+    zero = topic_builder.Clock()
     for i in range(3):
         zero.add(0, i * 10**9)
     (note,) = zero.notes("foo")
@@ -67,7 +68,7 @@ def test_plain_types_have_builders() -> None:
 
 def test_header_stamps_that_do_not_advance_are_not_the_clock() -> None:
     """A driver stamping every message with one time would squeeze the stream into nanoseconds."""
-    c = messages.Clock()
+    c = topic_builder.Clock()
     for i in range(5):
         c.add(10**18, 10**18 + i * 10**8)
     assert c.resolve()[1] == "log"

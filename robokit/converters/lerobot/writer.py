@@ -36,6 +36,7 @@ from robokit.converters.lerobot.layout import (
     VIDEO_FILE_MB,
     VIDEO_PATH,
     FileCounter,
+    split_ranges,
 )
 from robokit.converters.lerobot.videos import CameraFiles, Video, camera_video
 from robokit.converters.options import WriterOptions
@@ -103,6 +104,7 @@ class _Episode:
     task: str
     n_frames: int
     trace: dict[str, Any]  # the `robokit.*` columns of the episodes table
+    split: str = ""  # the recorded split (HDF5 `mask/valid`, ...), "" when none
 
 
 class LeRobotWriter:
@@ -153,7 +155,7 @@ class LeRobotWriter:
         traced = {"robokit.source": fields["source"], "robokit.segment": [int(t) for t in fields["segment"]],
                   "robokit.segment_version": fields["segment_version"],
                   "robokit.grid_start_ns": int(p.timestamps[0])}
-        episode = _Episode(schema, columns, videos, p.task, p.n_frames, traced)
+        episode = _Episode(schema, columns, videos, p.task, p.n_frames, traced, p.source.meta.tags.get("split", ""))
         signature = {**prepared_signature(p), "feature keys": sorted(keys.values())}
         return Encoded(ctx.index, p.source.id, episode, p.n_frames, signature,
                        warnings=[*left_out, *not_written, *notes])
@@ -169,6 +171,7 @@ class LeRobotWriter:
                                         f"{DEPTH_MAX:g} m stored as {DEPTH_MAX:g} m"
                                         for cam, v in part.data.videos.items() if v.clipped]
             dataset.write_meta()
+            result.warnings += [w for w in [dataset.split_warning] if w]
             result.files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
         return result
 
@@ -265,6 +268,8 @@ class _DatasetWriter:
         self.first: _Episode | None = None
         self.tasks: dict[str, int] = dict(plan.tasks)  # text → index, the source's when it had a table
         self.records: list[dict[str, Any]] = []
+        self.splits: list[str] = []
+        self.split_warning = ""
         self.values: dict[str, list[np.ndarray]] = {}
         self.image_stats: dict[str, list[ImageStats]] = {}
         self.frames = 0
@@ -277,6 +282,7 @@ class _DatasetWriter:
             self.videos = {cam: CameraFiles(self.root, ep.schema.key(cam), ep.schema.fps, self.plan.video_mb * 1e6)
                            for cam, _, _ in ep.schema.cameras}
         n, start, ep_index = ep.n_frames, self.frames, len(self.records)
+        self.splits.append(ep.split)
         columns = {**ep.columns, "episode_index": np.full(n, ep_index, dtype=np.int64),
                    "index": start + ep.columns["frame_index"],
                    "task_index": np.full(n, self._task_index(ep.task), dtype=np.int64)}
@@ -348,6 +354,7 @@ class _DatasetWriter:
     def _info(self, features: dict[str, Any]) -> dict[str, Any]:
         assert self.first is not None
         count = len(self.records)
+        splits, self.split_warning = split_ranges(self.splits)
         return {
             "codebase_version": CODEBASE_VERSION, "fps": self.first.schema.fps, "features": features,
             "total_episodes": count, "total_frames": self.frames, "total_tasks": len(self.tasks),
@@ -355,7 +362,7 @@ class _DatasetWriter:
             "video_files_size_in_mb": math.ceil(self.plan.video_mb), "data_path": DATA_PATH,
             "video_path": VIDEO_PATH if self.videos else None,
             "robot_type": self.plan.options.robot_type or self.first.schema.robot_type or None,
-            "splits": {"train": f"0:{count}"},
+            "splits": splits,
         }
 
     def _write_tasks(self) -> None:

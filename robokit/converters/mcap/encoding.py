@@ -13,9 +13,10 @@ import numpy as np
 import numpy.typing as npt
 
 from robokit.timeline import CameraInfo
+from robokit.timeline.points import Scan
 
 Kind = Literal["joint_states", "compressed_image", "compressed_video", "raw_image", "calibration", "transforms",
-               "poses", "log", "text", "event"]
+               "poses", "log", "text", "event", "point_cloud", "laser_scan"]
 Level = Literal["info", "warning"]
 Floats = npt.NDArray[np.float64]
 
@@ -45,6 +46,10 @@ class Encoder(Protocol):
 
     def poses(self, stamp: int, frame_id: str, translation: Floats, quaternion: Floats) -> bytes: ...
 
+    def point_cloud(self, stamp: int, frame_id: str, points: np.ndarray, fields: Sequence[str]) -> bytes: ...
+
+    def laser_scan(self, stamp: int, frame_id: str, scan: Scan) -> bytes: ...
+
     def log(self, stamp: int, level: Level, name: str, text: str) -> bytes: ...
 
     def text(self, stamp: int, name: str, text: str) -> bytes: ...
@@ -61,3 +66,8 @@ def projection(info: CameraInfo) -> tuple[list[float], list[float], list[float],
         d = [0.0] * 5
     p = np.hstack([k, np.zeros((3, 1))])
     return d, k.reshape(-1).tolist(), np.eye(3).reshape(-1).tolist(), p.reshape(-1).tolist(), model
+
+
+def packed_points(points: np.ndarray) -> tuple[bytes, int]:
+    """(little-endian float32 bytes, point stride) of N×C points: the data of PointCloud and PointCloud2."""
+    return np.ascontiguousarray(points, dtype="<f4").tobytes(), 4 * int(points.shape[1])

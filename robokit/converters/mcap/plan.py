@@ -26,6 +26,7 @@ from robokit.converters.mcap.derived_topics import (
     velocity_topic,
 )
 from robokit.converters.mcap.encoding import Encoder
+from robokit.converters.mcap.points import point_topics
 from robokit.converters.mcap.tftree import Note, build_tree
 from robokit.converters.mcap.topic import Topic, TopicNames
 from robokit.converters.options import WriterOptions
@@ -35,6 +36,7 @@ from robokit.frames.conventions import lookup
 from robokit.resample import ResampledEpisode, resample
 from robokit.timeline import Episode, EventStream, ImageStream, NumericStream, PoseStream
 from robokit.timeline.depth import millimetre_stream
+from robokit.timeline.points import PointStream
 
 CLOCK = "log_time = publish_time = message timestamp = timeline time (ns since the Unix epoch, UTC)"
 
@@ -71,6 +73,7 @@ def align(ep: Episode, options: WriterOptions) -> tuple[Episode, int, list[Note]
 def _resample_notes(ep: ResampledEpisode) -> list[Note]:
     r = ep.resample_report
     notes: list[Note] = [("info", f"resampled to {r.fps:g} fps ({r.method}): {r.count} ticks")]
+    notes += [("warning", w) for w in r.warnings()]
     for s in r.streams.values():
         if s.method != "kept" and (s.outside or s.dropped):
             notes.append(("info", f"{s.channel}: {s.samples_in} → {s.samples_out} samples ({s.method}); "
@@ -120,6 +123,8 @@ def plan(source: Episode, ep: Episode, options: WriterOptions, image_format: str
         *numeric_topics({n: x for n, x in streams.items() if isinstance(x, NumericStream)}, enc, names),
         *image_topics(cameras, enc, names, pool, image_format, notes),
         *event_topics({n: x for n, x in streams.items() if isinstance(x, EventStream)}, enc, names, notes),
+        *point_topics({n: x for n, x in streams.items() if isinstance(x, PointStream)}, enc, names, tree,
+                      options.frame, notes),
     ]
     task = options.task or (source.tasks[0] if source.tasks else "")
     topics += velocity_topic(ep, options.state, enc, names, notes)

@@ -13,14 +13,18 @@ from foxglove_schemas_protobuf.CompressedImage_pb2 import CompressedImage
 from foxglove_schemas_protobuf.CompressedVideo_pb2 import CompressedVideo
 from foxglove_schemas_protobuf.Event_pb2 import Event
 from foxglove_schemas_protobuf.FrameTransforms_pb2 import FrameTransforms
+from foxglove_schemas_protobuf.LaserScan_pb2 import LaserScan
 from foxglove_schemas_protobuf.Log_pb2 import Log
+from foxglove_schemas_protobuf.PackedElementField_pb2 import PackedElementField
+from foxglove_schemas_protobuf.PointCloud_pb2 import PointCloud
 from foxglove_schemas_protobuf.PosesInFrame_pb2 import PosesInFrame
 from foxglove_schemas_protobuf.RawImage_pb2 import RawImage
 from mcap_protobuf.schema import build_file_descriptor_set
 
-from robokit.converters.mcap.encoding import Floats, Kind, Level, projection
+from robokit.converters.mcap.encoding import Floats, Kind, Level, packed_points, projection
 from robokit.converters.mcap.ros2 import Ros2Encoder
 from robokit.timeline import CameraInfo
+from robokit.timeline.points import Scan
 
 CLASSES: dict[Kind, Any] = {
     "compressed_image": CompressedImage,
@@ -32,6 +36,8 @@ CLASSES: dict[Kind, Any] = {
     "log": Log,
     "text": Log,
     "event": Event,
+    "point_cloud": PointCloud,
+    "laser_scan": LaserScan,
 }
 _LEVELS = {"info": Log.Level.INFO, "warning": Log.Level.WARNING}
 
@@ -103,6 +109,24 @@ class ProtobufEncoder:
             pose = msg.poses.add()
             pose.position.x, pose.position.y, pose.position.z = t
             pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = q
+        return bytes(msg.SerializeToString())
+
+    def point_cloud(self, stamp: int, frame_id: str, points: np.ndarray, fields: Sequence[str]) -> bytes:
+        data, stride = packed_points(points)
+        msg = PointCloud(frame_id=frame_id, point_stride=stride, data=data)
+        _stamp(msg.timestamp, stamp)
+        msg.pose.orientation.w = 1.0
+        for i, name in enumerate(fields):
+            msg.fields.add(name=name, offset=4 * i, type=PackedElementField.FLOAT32)
+        return bytes(msg.SerializeToString())
+
+    def laser_scan(self, stamp: int, frame_id: str, scan: Scan) -> bytes:
+        """Foxglove has no range limits: ranges that are no reading (outside range_min..range_max) become NaN."""
+        ranges = np.where(scan.valid(), scan.ranges, np.nan)
+        msg = LaserScan(frame_id=frame_id, start_angle=scan.angle_min, end_angle=scan.angle_max,
+                        ranges=ranges.tolist(), intensities=scan.intensities.tolist())
+        _stamp(msg.timestamp, stamp)
+        msg.pose.orientation.w = 1.0
         return bytes(msg.SerializeToString())
 
     def log(self, stamp: int, level: Level, name: str, text: str) -> bytes:

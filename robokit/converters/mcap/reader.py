@@ -12,7 +12,6 @@ from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
 from mcap._message_queue import make_message_queue
 from mcap.data_stream import ReadDataStream
 from mcap.reader import McapReader, make_reader
@@ -24,14 +23,12 @@ from mcap_protobuf.decoder import DecoderFactory as ProtobufDecoderFactory
 from robokit.digest import source_digest
 from robokit.errors import SourceError
 from robokit.ros.bagdir import BagDir, Decompress, check_bag_counts, read_bag_dir
-from robokit.ros.collect import Collector, Decode, Loaded
+from robokit.ros.collect import Collector, Decode, Loaded, Scan
 from robokit.ros.fields import ros_type, wrap_json
-from robokit.ros.pixels import image_frame
 from robokit.ros.ros_types import ros_decoder
-from robokit.sources.framesource import TopicFrames
 from robokit.sources.registry import ReadOptions
 from robokit.sources.sniff import MCAP_MAGIC, is_mcap
-from robokit.timeline import Episode, EpisodeMeta, Frame, FrameSource
+from robokit.timeline import Episode, EpisodeMeta
 
 Item = tuple[Schema | None, Channel, Message]
 # Channel metadata robokit's MCAP writer sets: the timeline channel of each default stream name (JSON), and
@@ -310,9 +307,9 @@ def scan_topic(files: Sequence[Path], verify: bool, topic: str, start: int | Non
                     yield item
 
 
-def _frame(decoders: _Decoders, msgtype: str, item: Item) -> Frame:
+def _message(decoders: _Decoders, item: Item) -> Any:
     schema, channel, message = item
-    return image_frame(decoders.get(schema, channel)(message.data), msgtype)
+    return decoders.get(schema, channel)(message.data)
 
 
 def load(
@@ -329,12 +326,10 @@ def load(
     Statistics; chunk CRCs are checked when `verify`."""
     decoders = _Decoders(decompress)
 
-    def frames(topic: str, msgtype: str, log_times: np.ndarray) -> FrameSource:
-        return TopicFrames(
-            partial(scan_topic, files, verify, topic), partial(_frame, decoders, msgtype), log_times, f"{label} {topic}"
-        )
+    def frames(topic: str) -> tuple[Scan, Decode]:
+        return partial(scan_topic, files, verify, topic), partial(_message, decoders)
 
-    col = Collector(mapping, frames)
+    col = Collector(mapping, frames, label)
     for path in files:
         try:
             _index_file(path, col, decoders, verify, bag_counts is None)

@@ -13,9 +13,10 @@ from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, Qo
 from rosbags.rosbag2.metadata import dump_qos_v9
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
-from robokit.converters.mcap.encoding import Floats, Kind, Level, projection
+from robokit.converters.mcap.encoding import Floats, Kind, Level, packed_points, projection
 from robokit.ros.video import COMPRESSED_VIDEO, COMPRESSED_VIDEO_MSG
 from robokit.timeline import CameraInfo
+from robokit.timeline.points import Scan
 
 TYPES: dict[Kind, str] = {
     "joint_states": "sensor_msgs/msg/JointState",
@@ -28,8 +29,11 @@ TYPES: dict[Kind, str] = {
     "log": "rcl_interfaces/msg/Log",
     "text": "std_msgs/msg/String",
     "event": "rcl_interfaces/msg/Log",
+    "point_cloud": "sensor_msgs/msg/PointCloud2",
+    "laser_scan": "sensor_msgs/msg/LaserScan",
 }
 _LEVELS = {"info": 20, "warning": 30}
+_FLOAT32 = 7  # sensor_msgs/PointField datatype
 _EMPTY = np.zeros(0, dtype=np.float64)
 _NEVER = QosTime(2147483647, 4294967295)  # rclcpp's "infinite" duration as rosbag2 records it
 
@@ -129,6 +133,25 @@ class Ros2Encoder:
             for t, q in zip(translation.tolist(), quaternion.tolist(), strict=True)
         ]
         return self._serialize("poses", self.store.types[TYPES["poses"]](header=header, poses=poses))
+
+    def point_cloud(self, stamp: int, frame_id: str, points: np.ndarray, fields: Sequence[str]) -> bytes:
+        data, stride = packed_points(points)
+        field = self.store.types["sensor_msgs/msg/PointField"]
+        msg = self.store.types[TYPES["point_cloud"]](
+            header=self._hdr(stamp, frame_id), height=1, width=len(points),
+            fields=[field(name=name, offset=4 * i, datatype=_FLOAT32, count=1) for i, name in enumerate(fields)],
+            is_bigendian=False, point_step=stride, row_step=stride * len(points),
+            data=np.frombuffer(data, dtype=np.uint8), is_dense=bool(np.isfinite(points).all()))
+        return self._serialize("point_cloud", msg)
+
+    def laser_scan(self, stamp: int, frame_id: str, scan: Scan) -> bytes:
+        msg = self.store.types[TYPES["laser_scan"]](
+            header=self._hdr(stamp, frame_id), angle_min=scan.angle_min, angle_max=scan.angle_max,
+            angle_increment=scan.angle_increment, time_increment=scan.time_increment, scan_time=scan.scan_time,
+            range_min=scan.range_min,
+            range_max=scan.range_max, ranges=np.asarray(scan.ranges, dtype=np.float32),
+            intensities=np.asarray(scan.intensities, dtype=np.float32))
+        return self._serialize("laser_scan", msg)
 
     def log(self, stamp: int, level: Level, name: str, text: str) -> bytes:
         msg = self.store.types[TYPES["log"]](stamp=self._stamp(stamp), level=_LEVELS[level], name=name, msg=text,

@@ -112,6 +112,7 @@ class McapConverter:
     name = "mcap"
     description = "MCAP per episode (Foxglove protobuf or ROS 2 CDR): aligned channels, TF, cameras, derived topics"
     extra_options = EXTRA_OPTIONS
+    holds_points = True
 
     def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:
         return write_streaming(self, episodes, out_dir, options)

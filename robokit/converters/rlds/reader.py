@@ -2,8 +2,9 @@
 
 No TensorFlow: TFRecord framing and `tf.train.Example` are parsed by robokit, `features.json` gives
 shapes and types. Step images become cameras (`<key>/rgb`, `<key>_depth` → `<key>/depth`), read
-lazily from their record; `observation/state` → `joints/position` and other step tensors keep their
-path (`observation/` dropped); language instructions become the `task` channel. Channel and
+lazily from their record; `observation/state` → `joints/position`, a (P, C) tensor with a sibling
+`<key>_count` → a point stream (robokit.converters.points), other step tensors keep their path
+(`observation/` dropped); language instructions become the `task` channel. Channel and
 dimension names robokit stored in feature descriptions are restored. Steps are placed on a grid at
 the episode's stored `fps` and `grid_start_ns`, else 10 Hz from 0 (RLDS stores no times).
 """
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from robokit.converters.images import frame_layout
+from robokit.converters.points import COUNT_SUFFIX, unpadded
 from robokit.converters.rlds.example import Value, as_sequence, decode_example, read_features
 from robokit.converters.rlds.features import Leaf, leaves
 from robokit.converters.rlds.layout import DATASET_INFO, FEATURES, TEMPLATE, parse_description, shard_name
@@ -43,6 +45,7 @@ from robokit.timeline import (
     Stream,
     StreamOrigin,
 )
+from robokit.timeline.points import ArrayPointSource, PointStream
 
 DEFAULT_FPS = 10.0
 _LANGUAGE = ("steps/language_instruction", "steps/observation/natural_language_instruction")
@@ -229,6 +232,8 @@ def episode_streams(ds: RldsDataset, record: RecordRef) -> tuple[dict[str, Strea
     times = start + np.round(np.arange(n) * (1e9 / fps)).astype(np.int64)
     streams: dict[str, Stream] = {}
     skipped: list[SkippedTopic] = []
+    clouds = {k for k, leaf in ds.leaves.items() if leaf.kind == "tensor" and len(leaf.shape) == 2
+              and k + COUNT_SUFFIX in ds.leaves and leaf.shape[0] >= 0 and leaf.shape[1] >= 3}
     frames = decode_example(payload, images) if images else {}  # only to size cameras; frames re-read lazily
     del payload
     for key, leaf in sorted(ds.leaves.items()):
@@ -243,6 +248,9 @@ def episode_streams(ds: RldsDataset, record: RecordRef) -> tuple[dict[str, Strea
         elif leaf.kind == "text":
             texts = [b.decode("utf-8", "replace") for b in as_sequence(values.get(key, []))]
             streams[channel] = EventStream(channel, times[: len(texts)], origin=origin, values=tuple(texts))
+        elif key in clouds or key.removesuffix(COUNT_SUFFIX) in clouds:
+            if key in clouds:
+                streams[channel] = _points(channel, leaf, values, n, times, origin)
         elif leaf.kind == "tensor" and (array := _tensor(leaf, values.get(key, np.zeros(0)), n)) is not None:
             streams[channel] = _numeric(channel, leaf, array, times, origin)
         else:
@@ -259,6 +267,21 @@ def _camera(channel: str, leaf: Leaf, frames: Sequence[bytes], record: RecordRef
     fmt = encoded_frame(frames[0]).format if frames else leaf.format or "png"
     return ImageStream(channel, times[: len(frames)], origin=origin, source=RecordFrames(record, leaf.key),
                        positions=np.arange(len(frames)), width=w, height=h, encoding=encoding, format=fmt)
+
+
+def _points(channel: str, leaf: Leaf, values: dict[str, Value], n: int, times: np.ndarray,
+            origin: StreamOrigin) -> PointStream:
+    """A padded point feature and its counts as a point stream (fields from its description)."""
+    size, width = leaf.shape
+    flat = values.get(leaf.key, np.zeros(0))
+    array = np.asarray(flat, dtype=np.float32).reshape(n, size, width) if np.size(flat) == n * size * width \
+        else np.zeros((n, size, width), dtype=np.float32)
+    counts = np.asarray(values.get(leaf.key + COUNT_SUFFIX, np.zeros(n)), dtype=np.int64).reshape(-1)[:n]
+    counts = np.concatenate([counts, np.zeros(n - len(counts), np.int64)]).clip(0, size)
+    described = parse_description(leaf.doc)
+    names = described[1] if described and len(described[1]) == width else ("x", "y", "z", *map(str, range(3, width)))
+    return PointStream(channel, times, origin=origin, source=ArrayPointSource(unpadded(array, counts, names)),
+                       counts=counts, fields=names)
 
 
 def _task(value: Value, times: np.ndarray, origin: StreamOrigin) -> EventStream:

@@ -4,7 +4,9 @@ Steps follow the rlds_dataset_builder schema (`observation/<camera>` JPEG/PNG, `
 `action`, `reward`, `discount`, `is_first`/`is_last`/`is_terminal`, `language_instruction`), one step field per
 extra (a source feature such as LeRobot's `next.reward` → `next_reward`: floats as float32, as Examples store them;
 its source key, dtype and names in `metadata.json`; see converters/extras), plus `episode_metadata` with the source
-path and traceability fields. Demonstrations end in their goal,
+path and traceability fields. A point stream is `observation/<name>`, a (P, C) float32 tensor padded with zeros to
+the dataset's largest cloud P, with `observation/<name>_count` (int32) giving the points of each step
+(robokit.converters.points). Demonstrations end in their goal,
 so the last step is terminal with reward 1 (the builder template's convention); discount is 1.
 Records are encoded without TensorFlow (per episode, in any process) and streamed into size-targeted shards;
 one encoded episode per worker is the most held in memory.
@@ -32,6 +34,15 @@ from robokit.converters.images import (
     camera_specs,
 )
 from robokit.converters.options import WriterOptions
+from robokit.converters.points import (
+    capacity,
+    frame_label,
+    grid_notes,
+    padded,
+    point_key,
+    point_streams,
+    prepared_clouds,
+)
 from robokit.converters.prepare import PreparedEpisode
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.rlds import features as ft
@@ -120,14 +131,18 @@ class _Schema:
     frame: str
     action_meaning: ActionMeaning | None = None
     extras: dict[str, dict[str, Any]] = field(default_factory=dict)  # step field -> `Extra.describe()`
+    points: dict[str, tuple[str, tuple[str, ...], str]] = field(default_factory=dict)  # channel -> key, fields, frame
+    point_capacity: int = 0  # points per step of every point feature
 
     @classmethod
-    def of(cls, p: PreparedEpisode, options: WriterOptions, settings: _Settings) -> _Schema:
+    def of(cls, p: PreparedEpisode, options: WriterOptions, settings: _Settings, capacity: int) -> _Schema:
         action = (p.action.name, p.action.names) if p.action is not None else None
         extras = {name: extra.describe() for name, extra in field_names(p.extras, _STEP_FIELDS).items()}
+        points = {name: (point_key(name), s.fields, frame_label(s.frame_id, options.frame))
+                  for name, s in point_streams(p.source).items()}
         return cls(camera_specs(p, settings.image_format), (p.state.name, p.state.names), action,
                    {name: pose_key(name) for name in sorted(p.poses)}, options.quat_order, options.frame,
-                   meaning_of(p), extras)
+                   meaning_of(p), extras, points, capacity)
 
     def _extra_node(self, name: str) -> ft.Node:
         extra = self.extras[name]
@@ -144,6 +159,11 @@ class _Schema:
         observation["state"] = ft.tensor((len(self.state[1]),), "float32", describe(*self.state))
         for channel, key in self.poses.items():
             observation[key] = ft.tensor((7,), "float32", describe(channel, pose_names(self.quat_order), self.frame))
+        for channel, (key, fields, frame) in self.points.items():
+            shape = (self.point_capacity, len(fields))
+            observation[key] = ft.tensor(shape, "float32", describe(channel, fields))
+            observation[f"{key}_count"] = ft.tensor((), "int32", f"Points of {key} in this step (later rows: zero "
+                                                                 f"padding); frame: {frame}.")
         step = {
             "observation": ft.features_dict(observation),
             **({"action": ft.tensor((len(self.action[1]),), "float32", describe(*self.action))} if self.action else {}),
@@ -187,6 +207,10 @@ class _Schema:
         for channel, (key, _) in self.cameras.items():
             out[f"steps/observation/{key}"] = images[channel]
         out.update({f"steps/observation/{key}": v for key, v in pose_vectors(p, self.quat_order).items()})
+        clouds = prepared_clouds(p, self.frame)
+        for channel, (key, names, _) in self.points.items():
+            out[f"steps/observation/{key}"], out[f"steps/observation/{key}_count"] = padded(
+                clouds[channel], self.point_capacity, len(names))
         if p.action is not None:
             out["steps/action"] = p.action.values.astype(np.float32)
         extras = {extra["channel"]: name for name, extra in self.extras.items()}
@@ -228,6 +252,7 @@ class _Plan:
     settings: _Settings
     val: frozenset[int]
     warnings: tuple[str, ...]
+    point_capacity: int = 0
 
 
 class RldsWriter:
@@ -236,6 +261,7 @@ class RldsWriter:
     name = "rlds"
     description = "RLDS episodes in a TFDS prepared directory (TFRecord shards, no TensorFlow needed)"
     extra_options = EXTRA_OPTIONS
+    holds_points = True
 
     def write(self, episodes: Sequence[Episode], out_dir: Path, options: WriterOptions) -> WriteResult:
         return write_streaming(self, episodes, out_dir, options)
@@ -243,17 +269,19 @@ class RldsWriter:
     def plan(self, episodes: Sequence[Episode], options: WriterOptions) -> _Plan:
         settings = _Settings.from_options(options)
         val = val_indices(len(episodes), settings.split) if settings.split else recorded_val(episodes)
-        return _Plan(options, settings, frozenset(val), ())
+        point_capacity, cut = capacity(episodes)
+        return _Plan(options, settings, frozenset(val), tuple(cut), point_capacity)
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
         """One episode as one serialized `tf.train.Example` (its images encoded per step)."""
         p = ctx.prepared(plan.options)
-        schema = _Schema.of(p, plan.options, plan.settings)
+        schema = _Schema.of(p, plan.options, plan.settings, plan.point_capacity)
         images = {channel: ctx.images(channel, p.cameras[channel], spec, plan.settings.jpeg_quality)
                   for channel, (_, spec) in schema.cameras.items()}
         chunks, size = encode_example(schema.example(p, images))
         return Encoded(ctx.index, p.source.id, (chunks, size, schema), p.n_frames,
-                       {**prepared_signature(p), "images": schema.cameras})
+                       {**prepared_signature(p), "images": schema.cameras, "points": schema.points},
+                       warnings=grid_notes(p, plan.options.resample))
 
     def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
         settings = plan.settings

@@ -14,7 +14,6 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from rosbags.interfaces import Connection, MessageDefinitionFormat
 from rosbags.rosbag1 import Reader as Reader1
 from rosbags.rosbag1.reader import Header, RecordType, read_bytes, read_uint32
@@ -24,13 +23,11 @@ from robokit.converters.rosbag import ros1scan
 from robokit.digest import source_digest
 from robokit.errors import SourceError
 from robokit.ros.bagdir import METADATA, Decompress, check_bag_counts, read_bag_dir
-from robokit.ros.collect import Collector, Decode, Loaded
-from robokit.ros.pixels import image_frame
+from robokit.ros.collect import Collector, Decode, Loaded, Scan
 from robokit.ros.ros_types import ros_decoder
-from robokit.sources.framesource import TopicFrames
 from robokit.sources.registry import ReadOptions
 from robokit.sources.sniff import is_rosbag1, is_sqlite
-from robokit.timeline import Episode, EpisodeMeta, Frame, FrameSource
+from robokit.timeline import Episode, EpisodeMeta
 
 Item = tuple[Connection, int, bytes]
 _FORMATS = {MessageDefinitionFormat.MSG: "msg", MessageDefinitionFormat.IDL: "idl"}
@@ -216,8 +213,8 @@ def scan_topic(
                 yield from _messages(reader, ros1, conns, start)
 
 
-def _frame(decoders: _Decoders, msgtype: str, item: Item) -> Frame:
-    return image_frame(decoders.get(item[0])(item[2]), msgtype)
+def _message(decoders: _Decoders, item: Item) -> Any:
+    return decoders.get(item[0])(item[2])
 
 
 def load(
@@ -235,13 +232,10 @@ def load(
     decoders = _Decoders(ros1, decompress)
     linear: set[Path] = set()  # ROS 1 files without a usable index, read by a linear scan
 
-    def frames(topic: str, msgtype: str, log_times: np.ndarray) -> FrameSource:
-        return TopicFrames(
-            partial(scan_topic, files, ros1, linear, topic), partial(_frame, decoders, msgtype), log_times,
-            f"{label} {topic}",
-        )
+    def frames(topic: str) -> tuple[Scan, Decode]:
+        return partial(scan_topic, files, ros1, linear, topic), partial(_message, decoders)
 
-    col = Collector(mapping, frames)
+    col = Collector(mapping, frames, label)
     for path in files:
         if why := _unindexed(path, ros1):
             linear.add(path)

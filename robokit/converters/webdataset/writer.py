@@ -2,8 +2,9 @@
 
 By default one sample per step, key `<episode>_<step:06d>`, members `<camera>.jpg|png`, `state.npy`,
 `action.npy`, one `.npy` per pose and per extra (a source feature such as LeRobot's `next.reward` →
-`next_reward.npy`, in the source dtype; see converters/extras) and `meta.json`; or one sample per episode (`steps.npz`,
-`<camera>.<step:06d>.jpg|png`, `meta.json`). Members are written deterministically (sorted names,
+`next_reward.npy`, in the source dtype; see converters/extras), one N×C float32 `.npy` per point stream
+(robokit.converters.points) and `meta.json`; or one sample per episode (`steps.npz`, `<camera>.<step:06d>.jpg|png`,
+`<points>.<step:06d>.npy`, `meta.json`). Members are written deterministically (sorted names,
 mtime 0, uid/gid 0) and shards are sized by their exact tar size; an episode never spans two shards.
 """
 
@@ -28,6 +29,7 @@ from robokit.converters.images import (
     camera_specs,
 )
 from robokit.converters.options import WriterOptions
+from robokit.converters.points import frame_label, grid_notes, point_key, point_streams, prepared_clouds
 from robokit.converters.prepare import PreparedEpisode
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.shards import Shard, ShardSet, item_shards, shard_bytes
@@ -72,15 +74,23 @@ class _Schema:
     quat_order: str
     frame: str
     extras: dict[str, str]  # channel -> member name
+    points: dict[str, tuple[str, tuple[str, ...], str]]  # channel -> (member name, fields, frame)
 
     @classmethod
     def of(cls, p: PreparedEpisode, options: WriterOptions, requested_format: str) -> _Schema:
         cameras = camera_specs(p, requested_format)
         poses = {name: pose_key(name) for name in sorted(p.poses)}
+        points = {name: (point_key(name), s.fields, frame_label(s.frame_id, options.frame))
+                  for name, s in point_streams(p.source).items()}
         reserved = {"state", "action", "meta", "steps", *_STEP_ARRAYS, *poses.values(),
-                    *(name for name, _ in cameras.values())}
+                    *(name for name, _ in cameras.values()), *(key for key, _, _ in points.values())}
         extras = {extra.channel: name for name, extra in field_names(p.extras, reserved).items()}
-        return cls(cameras, poses, options.quat_order, options.frame, extras)
+        return cls(cameras, poses, options.quat_order, options.frame, extras, points)
+
+    def clouds(self, p: PreparedEpisode) -> dict[str, list[np.ndarray]]:
+        """Per point member, the step clouds (N×C float32; 0 rows where the stream has no cloud)."""
+        clouds = prepared_clouds(p, self.frame)
+        return {key: clouds[channel] for channel, (key, _, _) in self.points.items()}
 
     def vectors(self, p: PreparedEpisode) -> dict[str, np.ndarray]:
         """Arrays by member name: state, action, poses (xyz + quaternion in quat_order) (T, D) float32; extras in
@@ -114,6 +124,9 @@ class _Schema:
             keys[f"{name}{suffix}.{spec.extension}"] = {
                 "type": "image", "channel": channel, "format": spec.format, "dtype": spec.dtype,
                 "shape": list(spec.shape)}
+        for channel, (name, fields, frame) in self.points.items():
+            keys[f"{name}{suffix}.npy"] = {"type": "points", "channel": channel, "names": list(fields),
+                                           "dtype": "float32", "shape": ["N", len(fields)], "frame": frame}
         arrays = self._arrays(p)
         if layout == "episode":
             keys["steps.npz"] = {"type": "arrays", "arrays": {
@@ -129,11 +142,11 @@ def _json(value: dict[str, Any]) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
 
 
-def step_samples(key: str, index: int, p: PreparedEpisode, schema: _Schema, images: dict[str, list[bytes]]
-                 ) -> Iterator[list[Member]]:
+def step_samples(key: str, index: int, p: PreparedEpisode, schema: _Schema, images: dict[str, list[bytes]],
+                 clouds: dict[str, list[np.ndarray]]) -> Iterator[list[Member]]:
     """One sample per step: its members, sorted by name."""
     n = p.n_frames
-    vectors = schema.vectors(p)
+    vectors: dict[str, Sequence[np.ndarray]] = {**{k: list(v) for k, v in schema.vectors(p).items()}, **clouds}
     fields = trace(p)
     t0 = int(p.timestamps[0])
     for t in range(n):
@@ -147,9 +160,10 @@ def step_samples(key: str, index: int, p: PreparedEpisode, schema: _Schema, imag
         yield [(f"{sample_key}.{ext}", data) for ext, data in sorted(members.items())]
 
 
-def episode_sample(key: str, index: int, p: PreparedEpisode, schema: _Schema, images: dict[str, list[bytes]]
-                   ) -> list[Member]:
-    """One sample for the whole episode: `steps.npz`, one image member per camera and step, `meta.json`."""
+def episode_sample(key: str, index: int, p: PreparedEpisode, schema: _Schema, images: dict[str, list[bytes]],
+                   clouds: dict[str, list[np.ndarray]]) -> list[Member]:
+    """One sample for the whole episode: `steps.npz`, one image member per camera and step, one `.npy` per
+    point stream and step, `meta.json`."""
     n = p.n_frames
     arrays = schema.vectors(p)
     arrays["timestamp_ns"] = p.timestamps.astype(np.int64)
@@ -157,6 +171,8 @@ def episode_sample(key: str, index: int, p: PreparedEpisode, schema: _Schema, im
     arrays["is_last"] = np.arange(n) == n - 1
     members = {f"{name}.{t:06d}.{spec.extension}": images[channel][t]
                for channel, (name, spec) in schema.cameras.items() for t in range(n)}
+    members.update({f"{name}.{t:06d}.npy": npy(cloud) for name, steps in clouds.items()
+                    for t, cloud in enumerate(steps)})
     members["steps.npz"] = npz(arrays)
     members["meta.json"] = _json({"episode": key, "episode_id": p.source.id, "episode_index": index,
                                   "num_steps": n, "fps": p.fps, "task": p.task, **trace(p)})
@@ -181,6 +197,7 @@ class WebDatasetWriter:
 
     name = "webdataset"
     description = "WebDataset tar shards (one sample per step or per episode) with a wids index"
+    holds_points = True
 
     def __init__(self, shard_mb_range: tuple[float, float] = (256.0, 1024.0)) -> None:
         self.shard_mb = replace(WDS_SHARD_MB, low=shard_mb_range[0], high=shard_mb_range[1])
@@ -203,11 +220,13 @@ class WebDatasetWriter:
         images = {channel: ctx.images(channel, p.cameras[channel], spec, plan.jpeg_quality)
                   for channel, (_, spec) in schema.cameras.items()}
         key = plan.keys[ctx.index]
-        group = (list(step_samples(key, ctx.index, p, schema, images)) if plan.layout == "step"
-                 else [episode_sample(key, ctx.index, p, schema, images)])
+        clouds = schema.clouds(p)
+        group = (list(step_samples(key, ctx.index, p, schema, images, clouds)) if plan.layout == "step"
+                 else [episode_sample(key, ctx.index, p, schema, images, clouds)])
         size = sum(member_size(len(data)) for sample in group for _, data in sample)
         return Encoded(ctx.index, p.source.id, (group, size, p.fps, schema.describe(p, plan.layout)), p.n_frames,
-                       {**prepared_signature(p), "images": schema.cameras})
+                       {**prepared_signature(p), "images": schema.cameras, "points": schema.points},
+                       warnings=grid_notes(p, plan.options.resample))
 
     def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
         result, prefix = WriteResult(), plan.prefix
