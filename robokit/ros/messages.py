@@ -11,8 +11,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from robokit.errors import SourceError
 from robokit.ros.detections import annotation_boxes, annotation_stamp, detection2d_boxes
-from robokit.ros.fields import as_bytes, first_attr, frame_id, header_stamp, quat, time_ns, vec3
+from robokit.ros.fields import first_attr, frame_id, header_stamp, quat, time_ns, vec3
 from robokit.ros.pixels import probe
 from robokit.sources import naming
 from robokit.timeline import (
@@ -252,7 +253,6 @@ class ImageBuilder(TopicBuilder):
     def __init__(self, topic: str, msgtype: str) -> None:
         super().__init__(topic, msgtype)
         self.positions: list[int] = []
-        self.digests: list[int] = []  # per frame, to tell a repeated frame from another one at the same time
         self.layout: tuple[int, int, str, str] | None = None
         self.frame_id = ""
         self.source: FrameSource | None = None
@@ -263,9 +263,6 @@ class ImageBuilder(TopicBuilder):
             self.layout = probe(msg, self.msgtype)
             self.frame_id = frame_id(msg)
         self.positions.append(position)
-        data = getattr(msg, "data", b"")
-        buffer = np.ascontiguousarray(data).data if isinstance(data, np.ndarray) else as_bytes(data)  # no copy
-        self.digests.append(zlib.crc32(buffer))
         self.clock.add(header_stamp(msg), log_time)
 
     def build(self) -> list[Stream]:
@@ -273,7 +270,7 @@ class ImageBuilder(TopicBuilder):
             return []
         width, height, encoding, fmt = self.layout
         name = naming.image_channel(self.topic, encoding in ("16UC1", "mono16", "32FC1"))
-        ts, keep = self.ordered(name, range(len(self.positions)), self.digests.__getitem__)
+        ts, keep = self.ordered(name, range(len(self.positions)), self._content())
         positions = np.asarray(self.positions, dtype=np.int64)[keep]
         return [
             ImageStream(
@@ -289,6 +286,36 @@ class ImageBuilder(TopicBuilder):
                 origin=self.origin,
             )
         ]
+
+    def _content(self) -> Callable[[int], Hashable]:
+        """Frame i's digest, to tell a repeated frame from another one at the same time.
+
+        Only frames sharing a timestamp are ever asked for; they are re-read from the source together on the
+        first request, so the index pass never hashes pixels. A frame that cannot be re-read counts as unique."""
+        digests: dict[int, Hashable] = {}
+
+        def content(i: int) -> Hashable:
+            if not digests:
+                digests.update(self._shared_digests())
+            return digests[i]
+
+        return content
+
+    def _shared_digests(self) -> dict[int, Hashable]:
+        assert self._times is not None and self.source is not None  # resolved by `ordered`; set by the Collector
+        _, inverse, counts = np.unique(self._times, return_inverse=True, return_counts=True)
+        shared = [int(i) for i in np.flatnonzero(counts[inverse] > 1)]
+        digests: dict[int, Hashable] = {i: ("unread", i) for i in shared}
+        done = 0
+        try:
+            for i, frame in zip(shared, self.source.iter_frames([self.positions[i] for i in shared]), strict=False):
+                content = frame.data if frame.data is not None else np.ascontiguousarray(frame.array()).data
+                digests[i] = zlib.crc32(content)
+                done += 1
+        except SourceError as err:
+            self.warnings.append(f"{self.topic}: {len(shared) - done} frame(s) sharing a timestamp could not be "
+                                 f"re-read to tell repeats ({err}); kept")
+        return digests
 
 
 class CameraInfoBuilder(TopicBuilder):
