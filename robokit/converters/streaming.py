@@ -8,6 +8,7 @@ same three steps in one process, so parallel output equals serial output byte fo
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -15,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import PreparedEpisode, prepare
 from robokit.converters.registry import WriteResult
+from robokit.converters.spill import Spill, spill_folder, spilling
 from robokit.errors import ConversionError, RobokitError, unreadable
 from robokit.timeline import Episode, ImageStream
 
@@ -23,12 +25,14 @@ class EpisodeContext:
     """One episode being encoded for every requested format; resampling and image encoding are memoised.
 
     Formats asking for the same options share one `prepare` (read and resampled once), and RLDS and
-    WebDataset asking for the same JPEG/PNG encoding share the encoded frames.
+    WebDataset asking for the same JPEG/PNG encoding share the encoded frames. Payloads are written to
+    files in `spill` (see `converters.spill`), or kept in memory without one.
     """
 
-    def __init__(self, episode: Episode, index: int) -> None:
+    def __init__(self, episode: Episode, index: int, spill: Path | None = None) -> None:
         self.episode = episode
         self.index = index
+        self.spill = spill
         self._prepared: dict[str, PreparedEpisode] = {}
         self._asked: set[str] = set()  # the prepared episodes the current format used (for its notes)
         self._images: dict[tuple[str, Any, int], list[bytes]] = {}
@@ -43,6 +47,10 @@ class EpisodeContext:
     def notes(self) -> list[str]:
         """What `prepare` chose by default (the state channel, the fps) for the current format, once each."""
         return list(dict.fromkeys(n for key in sorted(self._asked) for n in self._prepared[key].notes))
+
+    def spilling(self) -> AbstractContextManager[Spill]:
+        """Where to write one payload of this episode (a spill file when the export has a spill folder)."""
+        return spilling(self.spill)
 
     def images(self, channel: str, stream: ImageStream, spec: Any, quality: int) -> list[bytes]:
         """Every frame of `stream` encoded as `spec` says (see `images.encoded_frames`), encoded once."""
@@ -108,8 +116,9 @@ def write_streaming(conv: StreamingConverter, episodes: Sequence[Episode], out_d
                     options: WriterOptions) -> WriteResult:
     """The serial path: plan, encode each episode, assemble (what `Converter.write` does for these formats)."""
     plan = conv.plan(episodes, options)
-    parts = (encode_safely(conv, EpisodeContext(ep, i), plan) for i, ep in enumerate(episodes))
-    return conv.assemble(parts, out_dir, plan)
+    with spill_folder(out_dir) as spill:
+        parts = (encode_safely(conv, EpisodeContext(ep, i, spill), plan) for i, ep in enumerate(episodes))
+        return conv.assemble(parts, out_dir, plan)
 
 
 def accepted(fmt: str, parts: Iterable[Encoded], result: WriteResult) -> Iterator[Encoded]:

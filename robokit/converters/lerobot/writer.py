@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
@@ -229,8 +230,10 @@ class LeRobotWriter:
         fps = int(p.fps)
         cameras = sorted(p.cameras)
         keys = feature_keys(p, dict(plan.source_keys))
+        # as many cameras as cores: one SVT-AV1 thread per encoder (its own pools cost memory, not speed)
+        video = replace(plan.video, threads=1) if len(cameras) >= (os.cpu_count() or 1) else plan.video
         with ThreadPoolExecutor(max_workers=max(1, len(cameras))) as pool:
-            futures = {cam: pool.submit(_encode_video, p.cameras[cam], p.n_frames, fps, plan.video) for cam in cameras}
+            futures = {cam: pool.submit(_encode_video, p.cameras[cam], p.n_frames, fps, video) for cam in cameras}
             columns = _episode_columns(p, fps, plan.options.quat_order, keys)
             videos = {cam: future.result() for cam, future in futures.items()}
         schema = _Schema(fps, tuple(p.state.names), tuple(p.action.names) if p.action is not None else None,

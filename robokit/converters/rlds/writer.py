@@ -44,8 +44,9 @@ from robokit.converters.rlds.layout import (
     split_entry,
     version,
 )
-from robokit.converters.rlds.records import framed_size, write_record
+from robokit.converters.rlds.records import write_record
 from robokit.converters.shards import Shard, ShardSet, item_shards, shard_bytes
+from robokit.converters.spill import Payload
 from robokit.converters.staging import staged_dir
 from robokit.converters.streaming import Encoded, EpisodeContext, accepted, prepared_signature, write_streaming
 from robokit.converters.vectors import pose_key, pose_names, pose_vectors
@@ -196,10 +197,10 @@ class _Split:
         self.shards = ShardSet(root, target, lambda i, n: shard_name(name, split, i, n), label=split)
         self.num_bytes = 0
 
-    def add(self, chunks: list[bytes], size: int) -> None:
-        framed = framed_size(size)
-        write_record(self.shards.file_for(framed), chunks, size)
-        self.shards.added(framed)
+    def add(self, record: Payload, size: int) -> None:
+        """One framed record (`record`) of a `size`-byte payload."""
+        record.copy_to(self.shards.file_for(record.size))
+        self.shards.added(record.size)
         self.num_bytes += size
 
 
@@ -229,13 +230,16 @@ class RldsWriter:
         return _Plan(options, settings, frozenset(val), ())
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
-        """One episode as one serialized `tf.train.Example` (its images encoded per step)."""
+        """One episode as one framed TFRecord of a serialized `tf.train.Example` (its images encoded per step)."""
         p = ctx.prepared(plan.options)
         schema = _Schema.of(p, plan.options, plan.settings)
         images = {channel: ctx.images(channel, p.cameras[channel], spec, plan.settings.jpeg_quality)
                   for channel, (_, spec) in schema.cameras.items()}
         chunks, size = encode_example(schema.example(p, images))
-        return Encoded(ctx.index, p.source.id, (chunks, size, schema), p.n_frames,
+        with ctx.spilling() as spill:
+            write_record(spill.file, chunks, size)
+            record = spill.payload()
+        return Encoded(ctx.index, p.source.id, (record, size, schema), p.n_frames,
                        {**prepared_signature(p), "images": schema.cameras})
 
     def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
@@ -251,10 +255,10 @@ class RldsWriter:
                 for split in splits.values():
                     stack.enter_context(split.shards)
                 for part in accepted(self.name, parts, result):
-                    chunks, size, episode_schema = part.data
+                    record, size, episode_schema = part.data
                     schema = schema or episode_schema
                     name = "val" if part.index in plan.val else "train"
-                    splits[name].add(chunks, size)
+                    splits[name].add(record, size)
                     ids[name].append(part.episode_id)
                 written = {s: (split.shards.finish(), split.num_bytes) for s, split in splits.items()}
             folder = root.relative_to(staging).as_posix()

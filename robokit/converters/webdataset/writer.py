@@ -40,7 +40,6 @@ from robokit.converters.webdataset.layout import (
     end_archive,
     episode_key,
     index_name,
-    member_size,
     npy,
     npz,
     shard_name,
@@ -184,7 +183,7 @@ class WebDatasetWriter:
                      tuple(episode_key(ep.id, taken) for ep in episodes))
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
-        """One episode's samples (members as (name, bytes)), their tar size, fps and `keys` description."""
+        """One episode's samples as tar members (spilled), how many samples, its fps and `keys` description."""
         p = ctx.prepared(plan.options)
         schema = _Schema.of(p, plan.options, plan.image_format)
         images = {channel: ctx.images(channel, p.cameras[channel], spec, plan.jpeg_quality)
@@ -192,8 +191,13 @@ class WebDatasetWriter:
         key = plan.keys[ctx.index]
         group = (list(step_samples(key, ctx.index, p, schema, images)) if plan.layout == "step"
                  else [episode_sample(key, ctx.index, p, schema, images)])
-        size = sum(member_size(len(data)) for sample in group for _, data in sample)
-        return Encoded(ctx.index, p.source.id, (group, size, p.fps, schema.describe(p, plan.layout)), p.n_frames,
+        with ctx.spilling() as spill:
+            for sample in group:
+                for name, data in sample:
+                    write_member(spill.file, name, data)
+            members = spill.payload()
+        return Encoded(ctx.index, p.source.id, (members, len(group), p.fps, schema.describe(p, plan.layout)),
+                       p.n_frames,
                        {**prepared_signature(p), "images": schema.cameras})
 
     def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
@@ -205,17 +209,14 @@ class WebDatasetWriter:
             fps: set[float] = set()
             ids: list[str] = []
             for part in accepted(self.name, parts, result):
-                group, size, episode_fps, episode_keys = part.data
+                members, n_samples, episode_fps, episode_keys = part.data
                 ids.append(part.episode_id)
                 keys = keys or episode_keys
                 fps.add(episode_fps)
-                out = shards.file_for(size)
-                for sample in group:
-                    for name, data in sample:
-                        write_member(out, name, data)
-                shards.added(size)
+                members.copy_to(shards.file_for(members.size))
+                shards.added(members.size)
                 samples += [0] * (shards.current_index + 1 - len(samples))
-                samples[shards.current_index] += len(group)
+                samples[shards.current_index] += n_samples
             written = shards.finish()
             result.episode_files = {ep: [name] for ep, name in zip(ids, item_shards(written), strict=True)}
             assert keys is not None
