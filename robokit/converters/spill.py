@@ -4,6 +4,7 @@ An export makes one spill folder beside its outputs (a staging folder: removed o
 and swept like any other when the run was killed). Encoders write each episode's payload (an MCAP file,
 an RLDS record, WebDataset tar members) into a file there and pass on a small `Payload` handle, across
 worker processes too; assemblers then stream the bytes into their output, or rename the file into place.
+Encoded frames that several formats share (`SpilledFrames`) wait there too, each read back when written out.
 Without a spill folder (Ray tasks on other machines) payloads stay in memory: the output bytes are the same.
 """
 
@@ -13,11 +14,11 @@ import io
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, overload
 
 from robokit.converters.staging import staging_prefix
 
@@ -73,6 +74,37 @@ class Spill:
         self.file.close()
         if self.path is not None:
             self.path.unlink(missing_ok=True)
+
+
+class SpilledFrames(Sequence[bytes]):
+    """Encoded frames written once to an unnamed file in the spill folder; frame i is read back on access."""
+
+    def __init__(self, folder: Path, frames: Iterable[bytes]) -> None:
+        # unlinked already, and open as long as the frames are: gone when they are collected
+        self._file = tempfile.TemporaryFile(dir=folder)  # noqa: SIM115
+        self.lengths: list[int] = []
+        self._offsets: list[int] = []
+        at = 0
+        for data in frames:
+            self._file.write(data)
+            self._offsets.append(at)
+            self.lengths.append(len(data))
+            at += len(data)
+        self._file.flush()
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    @overload
+    def __getitem__(self, index: int) -> bytes: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[bytes]: ...
+
+    def __getitem__(self, index: int | slice) -> bytes | list[bytes]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        return os.pread(self._file.fileno(), self.lengths[index], self._offsets[index])
 
 
 @contextmanager

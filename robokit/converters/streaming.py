@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import PreparedEpisode, prepare
 from robokit.converters.registry import WriteResult
-from robokit.converters.spill import Spill, spill_folder, spilling
+from robokit.converters.spill import Spill, SpilledFrames, spill_folder, spilling
 from robokit.errors import ConversionError, RobokitError, unreadable
 from robokit.timeline import Episode, ImageStream
 
@@ -35,7 +35,7 @@ class EpisodeContext:
         self.spill = spill
         self._prepared: dict[str, PreparedEpisode] = {}
         self._asked: set[str] = set()  # the prepared episodes the current format used (for its notes)
-        self._images: dict[tuple[str, Any, int], list[bytes]] = {}
+        self._images: dict[tuple[str, Any, int], Sequence[bytes]] = {}
 
     def prepared(self, options: WriterOptions) -> PreparedEpisode:
         key = repr(options)
@@ -52,13 +52,15 @@ class EpisodeContext:
         """Where to write one payload of this episode (a spill file when the export has a spill folder)."""
         return spilling(self.spill)
 
-    def images(self, channel: str, stream: ImageStream, spec: Any, quality: int) -> list[bytes]:
-        """Every frame of `stream` encoded as `spec` says (see `images.encoded_frames`), encoded once."""
+    def images(self, channel: str, stream: ImageStream, spec: Any, quality: int) -> Sequence[bytes]:
+        """Every frame of `stream` encoded as `spec` says (see `images.encoded_frames`), encoded once and kept
+        in a spill file when there is a spill folder."""
         from robokit.converters.images import encoded_frames
 
         key = (f"{channel}@{id(stream)}", spec, quality)
         if key not in self._images:
-            self._images[key] = list(encoded_frames(channel, stream, spec, quality))
+            frames = encoded_frames(channel, stream, spec, quality)
+            self._images[key] = list(frames) if self.spill is None else SpilledFrames(self.spill, frames)
         return self._images[key]
 
 

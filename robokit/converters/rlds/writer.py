@@ -32,7 +32,7 @@ from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import PreparedEpisode
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.rlds import features as ft
-from robokit.converters.rlds.example import Value, encode_example
+from robokit.converters.rlds.example import Feature, encode_example
 from robokit.converters.rlds.layout import (
     DATASET_INFO,
     FEATURES,
@@ -154,14 +154,14 @@ class _Schema:
         return ft.features_dict({"steps": ft.dataset(ft.features_dict(step)),
                                  "episode_metadata": ft.features_dict(metadata)})
 
-    def example(self, p: PreparedEpisode, images: dict[str, list[bytes]]) -> dict[str, Value]:
+    def example(self, p: PreparedEpisode, images: dict[str, Sequence[bytes]]) -> dict[str, Feature]:
         """The flat Example features of one episode."""
         n = p.n_frames
         last = np.zeros(n, dtype=bool)
         last[-1] = True
         first = np.zeros(n, dtype=bool)
         first[0] = True
-        out: dict[str, Value] = {
+        out: dict[str, Feature] = {
             "steps/observation/state": p.state.values.astype(np.float32),
             "steps/reward": last.astype(np.float32),
             "steps/discount": np.ones(n, dtype=np.float32),

@@ -115,7 +115,7 @@ def _json(value: dict[str, Any]) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
 
 
-def step_samples(key: str, index: int, p: PreparedEpisode, schema: _Schema, images: dict[str, list[bytes]]
+def step_samples(key: str, index: int, p: PreparedEpisode, schema: _Schema, images: dict[str, Sequence[bytes]]
                  ) -> Iterator[list[Member]]:
     """One sample per step: its members, sorted by name."""
     n = p.n_frames
@@ -133,7 +133,7 @@ def step_samples(key: str, index: int, p: PreparedEpisode, schema: _Schema, imag
         yield [(f"{sample_key}.{ext}", data) for ext, data in sorted(members.items())]
 
 
-def episode_sample(key: str, index: int, p: PreparedEpisode, schema: _Schema, images: dict[str, list[bytes]]
+def episode_sample(key: str, index: int, p: PreparedEpisode, schema: _Schema, images: dict[str, Sequence[bytes]]
                    ) -> list[Member]:
     """One sample for the whole episode: `steps.npz`, one image member per camera and step, `meta.json`."""
     n = p.n_frames
@@ -189,14 +189,16 @@ class WebDatasetWriter:
         images = {channel: ctx.images(channel, p.cameras[channel], spec, plan.jpeg_quality)
                   for channel, (_, spec) in schema.cameras.items()}
         key = plan.keys[ctx.index]
-        group = (list(step_samples(key, ctx.index, p, schema, images)) if plan.layout == "step"
-                 else [episode_sample(key, ctx.index, p, schema, images)])
+        samples = (step_samples(key, ctx.index, p, schema, images) if plan.layout == "step"
+                   else iter([episode_sample(key, ctx.index, p, schema, images)]))
+        count = 0
         with ctx.spilling() as spill:
-            for sample in group:
+            for sample in samples:  # one step's images at a time (the episode layout has them all in one)
                 for name, data in sample:
                     write_member(spill.file, name, data)
+                count += 1
             members = spill.payload()
-        return Encoded(ctx.index, p.source.id, (members, len(group), p.fps, schema.describe(p, plan.layout)),
+        return Encoded(ctx.index, p.source.id, (members, count, p.fps, schema.describe(p, plan.layout)),
                        p.n_frames,
                        {**prepared_signature(p), "images": schema.cameras})
 
