@@ -5,9 +5,11 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from robokit.converters.spill import spill_folder, spilling
+from robokit.converters.rlds.example import encode_example
+from robokit.converters.spill import SpilledFrames, spill_folder, spilling
 from robokit.export import export
 
 OPTS = {"fps": 10, "action": "joints/position_delta"}
@@ -56,3 +58,15 @@ def test_export_leaves_no_spill_folder(sample_bag: Path, tmp_path: Path) -> None
     job = export([sample_bag], ["mcap", "rlds", "webdataset"], tmp_path / "out", OPTS, use_cache=False)
     assert all(r.status == "written" for r in job.formats.values()), job.formats
     assert not [p.name for p in (tmp_path / "out").iterdir() if ".partial-" in p.name]
+
+
+def test_spilled_frames_read_back_and_encode_like_a_list(tmp_path: Path) -> None:
+    frames = [bytes([i]) * (100 * i + 1) for i in range(5)]
+    spilled = SpilledFrames(tmp_path, iter(frames))
+    assert len(spilled) == 5 and spilled[3] == frames[3] and spilled[-1] == frames[-1]
+    assert spilled[1:3] == frames[1:3] and list(spilled) == frames and spilled.lengths == [len(f) for f in frames]
+    assert list(tmp_path.iterdir()) == []  # an unnamed file: nothing to clean up
+    features = {"steps/image": frames, "steps/x": np.arange(5, dtype=np.float32)}
+    chunks, size = encode_example({**features, "steps/image": spilled})
+    expected, expected_size = encode_example(features)
+    assert (b"".join(chunks), size) == (b"".join(expected), expected_size)
