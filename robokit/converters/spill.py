@@ -1,10 +1,11 @@
-"""Encoded episode payloads spilled to files, so memory is bound by what an encoder holds, not by episodes.
+"""Encoded episode payloads spilled to files, so memory is bound by a threshold, not by an episode's length.
 
 An export makes one spill folder beside its outputs (a staging folder: removed on success and on failure,
 and swept like any other when the run was killed). Encoders write each episode's payload (an MCAP file,
-an RLDS record, WebDataset tar members) into a file there and pass on a small `Payload` handle, across
-worker processes too; assemblers then stream the bytes into their output, or rename the file into place.
-Encoded frames that several formats share (`SpilledFrames`) wait there too, each read back when written out.
+an RLDS record, WebDataset tar members) through a `Spill`: in memory while it is small, moved to a file
+in the spill folder once it passes `SPILL_ABOVE`. The handle (`Payload`) crosses worker processes; the
+assemblers then stream the bytes into their output, or rename the file into place. Encoded frames that
+several formats share (`SpilledFrames`) spill the same way and are read back one at a time.
 Without a spill folder (Ray tasks on other machines) payloads stay in memory: the output bytes are the same.
 """
 
@@ -14,27 +15,33 @@ import io
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, overload
+from typing import BinaryIO, cast, overload
 
 from robokit.converters.staging import staging_prefix
 
+SPILL_ABOVE = 32 << 20  # bytes of one payload (or one camera's frames) kept in memory before spilling
 _COPY_BLOCK = 1 << 20
 
 
 @dataclass(frozen=True)
 class Payload:
-    """The bytes of one encoded episode for one format: in a spill file (`path`) or in memory (`data`)."""
+    """The bytes of one encoded episode for one format: in a spill file (`path`), in memory (`data`), or still
+    to be produced by `writer` (only within one process: the assembler then writes them straight out)."""
 
     size: int
     path: Path | None = None
     data: bytes = b""
+    writer: Callable[[BinaryIO], object] | None = field(default=None, compare=False, repr=False)
 
     def copy_to(self, out: BinaryIO) -> None:
         """Append the bytes to `out`, streamed from the spill file (removed afterwards)."""
+        if self.writer is not None:
+            self.writer(out)
+            return
         if self.path is None:
             out.write(self.data)
             return
@@ -44,53 +51,97 @@ class Payload:
 
     def move_to(self, dest: Path) -> None:
         """Make `dest` hold the bytes: the spill file renamed (it lies beside the output), else written."""
-        if self.path is None:
-            dest.write_bytes(self.data)
-        else:
+        if self.path is not None:
             os.replace(self.path, dest)
+            return
+        with dest.open("wb") as f:
+            self.copy_to(f)
 
 
-class Spill:
-    """One payload being written: `file` is a new file in the spill folder (or a buffer without one)."""
+class _Spooled(io.BufferedIOBase):
+    """A write-only stream held in memory up to `limit` bytes, then moved to a new file in `folder`."""
 
-    def __init__(self, folder: Path | None) -> None:
+    def __init__(self, folder: Path | None, limit: int) -> None:
+        super().__init__()
+        self.folder, self.limit = folder, limit
+        self.buffer_: io.BytesIO | None = io.BytesIO()
         self.path: Path | None = None
-        if folder is None:
-            self.file: BinaryIO = io.BytesIO()
-        else:
-            fd, name = tempfile.mkstemp(dir=folder, suffix=".part")
-            self.path, self.file = Path(name), os.fdopen(fd, "wb")
+        self.disk: BinaryIO | None = None
+        self.size = 0
 
-    def payload(self) -> Payload:
-        """Close the file and hand over what was written."""
-        if self.path is None:
-            assert isinstance(self.file, io.BytesIO)
-            data = self.file.getvalue()
-            return Payload(len(data), data=data)
-        self.file.close()
-        return Payload(self.path.stat().st_size, self.path)
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: bytes | bytearray | memoryview) -> int:  # type: ignore[override]
+        n = memoryview(data).nbytes
+        if self.buffer_ is not None and self.folder is not None and self.size + n > self.limit:
+            fd, name = tempfile.mkstemp(dir=self.folder, suffix=".part")
+            self.path, self.disk = Path(name), os.fdopen(fd, "wb")
+            self.disk.write(self.buffer_.getbuffer())
+            self.buffer_ = None
+        target = self.disk if self.buffer_ is None else self.buffer_
+        assert target is not None
+        target.write(data)
+        self.size += n
+        return n
+
+    def tell(self) -> int:
+        return self.size
 
     def discard(self) -> None:
-        self.file.close()
+        if self.disk is not None:
+            self.disk.close()
         if self.path is not None:
             self.path.unlink(missing_ok=True)
 
 
-class SpilledFrames(Sequence[bytes]):
-    """Encoded frames written once to an unnamed file in the spill folder; frame i is read back on access."""
+class Spill:
+    """One payload being written to `file`: kept in memory while small, else in a spill file."""
 
-    def __init__(self, folder: Path, frames: Iterable[bytes]) -> None:
-        # unlinked already, and open as long as the frames are: gone when they are collected
-        self._file = tempfile.TemporaryFile(dir=folder)  # noqa: SIM115
+    def __init__(self, folder: Path | None, limit: int | None = None) -> None:
+        self._spooled = _Spooled(folder, SPILL_ABOVE if limit is None else limit)
+        self.file = cast(BinaryIO, self._spooled)
+
+    def payload(self) -> Payload:
+        """Hand over what was written."""
+        spooled = self._spooled
+        if spooled.buffer_ is not None:
+            return Payload(spooled.size, data=spooled.buffer_.getvalue())
+        assert spooled.disk is not None and spooled.path is not None
+        spooled.disk.close()
+        return Payload(spooled.size, spooled.path)
+
+    def discard(self) -> None:
+        self._spooled.discard()
+
+
+class SpilledFrames(Sequence[bytes]):
+    """Encoded frames kept in memory up to `limit` bytes, beyond that in an unnamed file in the spill folder
+    (each read back on access)."""
+
+    def __init__(self, folder: Path, frames: Iterable[bytes], limit: int | None = None) -> None:
+        limit = SPILL_ABOVE if limit is None else limit
+        self._memory: list[bytes] | None = []
+        self._file: BinaryIO | None = None
         self.lengths: list[int] = []
         self._offsets: list[int] = []
         at = 0
         for data in frames:
-            self._file.write(data)
+            if self._memory is not None and at + len(data) > limit:
+                # unlinked already, and open as long as the frames are: gone when they are collected
+                self._file = tempfile.TemporaryFile(dir=folder)  # noqa: SIM115
+                self._file.writelines(self._memory)
+                self._memory = None
+            if self._memory is None:
+                assert self._file is not None
+                self._file.write(data)
+            else:
+                self._memory.append(data)
             self._offsets.append(at)
             self.lengths.append(len(data))
             at += len(data)
-        self._file.flush()
+        if self._file is not None:
+            self._file.flush()
 
     def __len__(self) -> int:
         return len(self.lengths)
@@ -104,13 +155,16 @@ class SpilledFrames(Sequence[bytes]):
     def __getitem__(self, index: int | slice) -> bytes | list[bytes]:
         if isinstance(index, slice):
             return [self[i] for i in range(*index.indices(len(self)))]
+        if self._memory is not None:
+            return self._memory[index]
+        assert self._file is not None
         return os.pread(self._file.fileno(), self.lengths[index], self._offsets[index])
 
 
 @contextmanager
-def spilling(folder: Path | None) -> Iterator[Spill]:
+def spilling(folder: Path | None, limit: int | None = None) -> Iterator[Spill]:
     """A `Spill` whose file is removed when the block raises (an episode that could not be encoded)."""
-    spill = Spill(folder)
+    spill = Spill(folder, limit)
     try:
         yield spill
     except BaseException:

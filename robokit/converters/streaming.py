@@ -7,16 +7,16 @@ same three steps in one process, so parallel output equals serial output byte fo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, BinaryIO, Protocol, runtime_checkable
 
 from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import PreparedEpisode, prepare
 from robokit.converters.registry import WriteResult
-from robokit.converters.spill import Spill, SpilledFrames, spill_folder, spilling
+from robokit.converters.spill import Payload, Spill, SpilledFrames, spill_folder, spilling
 from robokit.errors import ConversionError, RobokitError, unreadable
 from robokit.timeline import Episode, ImageStream
 
@@ -29,10 +29,11 @@ class EpisodeContext:
     files in `spill` (see `converters.spill`), or kept in memory without one.
     """
 
-    def __init__(self, episode: Episode, index: int, spill: Path | None = None) -> None:
+    def __init__(self, episode: Episode, index: int, spill: Path | None = None, local: bool = True) -> None:
         self.episode = episode
         self.index = index
         self.spill = spill
+        self.local = local  # assembled in this process (not a worker's)
         self._prepared: dict[str, PreparedEpisode] = {}
         self._asked: set[str] = set()  # the prepared episodes the current format used (for its notes)
         self._images: dict[tuple[str, Any, int], Sequence[bytes]] = {}
@@ -51,6 +52,15 @@ class EpisodeContext:
     def spilling(self) -> AbstractContextManager[Spill]:
         """Where to write one payload of this episode (a spill file when the export has a spill folder)."""
         return spilling(self.spill)
+
+    def deferred(self, size: int, write: Callable[[BinaryIO], object]) -> Payload:
+        """A payload of `size` bytes that `write` produces: left to the assembler when it runs in this process
+        (the bytes are then written once, straight into the output), else written now through a spill."""
+        if self.local:
+            return Payload(size, writer=write)
+        with self.spilling() as spill:
+            write(spill.file)
+            return spill.payload()
 
     def images(self, channel: str, stream: ImageStream, spec: Any, quality: int) -> Sequence[bytes]:
         """Every frame of `stream` encoded as `spec` says (see `images.encoded_frames`), encoded once and kept

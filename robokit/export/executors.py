@@ -56,7 +56,8 @@ def encode_task(task: EpisodeTask) -> list[Encoded]:
     if key not in _opened:
         _opened.clear()
         _opened[key] = open_item(task.ref.item, task.ref.verify)
-    return encode_all(EpisodeContext(_opened[key][task.ref.position], task.index, task.spill), task.jobs)
+    ctx = EpisodeContext(_opened[key][task.ref.position], task.index, task.spill, local=False)
+    return encode_all(ctx, task.jobs)
 
 
 def encoded_in_order(tasks: Sequence[EpisodeTask], executor: str, workers: int, ray_address: str | None

@@ -44,7 +44,7 @@ from robokit.converters.rlds.layout import (
     split_entry,
     version,
 )
-from robokit.converters.rlds.records import write_record
+from robokit.converters.rlds.records import framed_size, write_record
 from robokit.converters.shards import Shard, ShardSet, item_shards, shard_bytes
 from robokit.converters.spill import Payload
 from robokit.converters.staging import staged_dir
@@ -236,9 +236,7 @@ class RldsWriter:
         images = {channel: ctx.images(channel, p.cameras[channel], spec, plan.settings.jpeg_quality)
                   for channel, (_, spec) in schema.cameras.items()}
         chunks, size = encode_example(schema.example(p, images))
-        with ctx.spilling() as spill:
-            write_record(spill.file, chunks, size)
-            record = spill.payload()
+        record = ctx.deferred(framed_size(size), lambda out: write_record(out, chunks, size))
         return Encoded(ctx.index, p.source.id, (record, size, schema), p.n_frames,
                        {**prepared_signature(p), "images": schema.cameras})
 

@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -40,6 +40,7 @@ from robokit.converters.webdataset.layout import (
     end_archive,
     episode_key,
     index_name,
+    member_size,
     npy,
     npz,
     shard_name,
@@ -189,16 +190,20 @@ class WebDatasetWriter:
         images = {channel: ctx.images(channel, p.cameras[channel], spec, plan.jpeg_quality)
                   for channel, (_, spec) in schema.cameras.items()}
         key = plan.keys[ctx.index]
-        samples = (step_samples(key, ctx.index, p, schema, images) if plan.layout == "step"
-                   else iter([episode_sample(key, ctx.index, p, schema, images)]))
-        count = 0
-        with ctx.spilling() as spill:
-            for sample in samples:  # one step's images at a time (the episode layout has them all in one)
+
+        def samples() -> Iterator[list[Member]]:  # one step's images at a time (the episode layout: all at once)
+            if plan.layout == "step":
+                return step_samples(key, ctx.index, p, schema, images)
+            return iter([episode_sample(key, ctx.index, p, schema, images)])
+
+        def write(out: BinaryIO) -> None:
+            for sample in samples():
                 for name, data in sample:
-                    write_member(spill.file, name, data)
-                count += 1
-            members = spill.payload()
-        return Encoded(ctx.index, p.source.id, (members, count, p.fps, schema.describe(p, plan.layout)),
+                    write_member(out, name, data)
+
+        sizes = [sum(member_size(len(data)) for _, data in sample) for sample in samples()]
+        members = ctx.deferred(sum(sizes), write)
+        return Encoded(ctx.index, p.source.id, (members, len(sizes), p.fps, schema.describe(p, plan.layout)),
                        p.n_frames,
                        {**prepared_signature(p), "images": schema.cameras})
 
