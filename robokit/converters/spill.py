@@ -4,9 +4,11 @@ An export makes one spill folder beside its outputs (a staging folder: removed o
 and swept like any other when the run was killed). Encoders write each episode's payload (an MCAP file,
 an RLDS record, WebDataset tar members) through a `Spill`: in memory while it is small, moved to a file
 in the spill folder once it passes `SPILL_ABOVE`. The handle (`Payload`) crosses worker processes; the
-assemblers then stream the bytes into their output, or rename the file into place. Encoded frames that
-several formats share (`SpilledFrames`) spill the same way and are read back one at a time.
-Without a spill folder (Ray tasks on other machines) payloads stay in memory: the output bytes are the same.
+assemblers then stream the bytes into their output, or rename the file into place. A payload encoded in
+the assembler's own process may instead be left to the assembler to produce (`EpisodeContext.deferred`),
+so it is written once. Encoded frames that several formats share (`SpilledFrames`) spill the same way and
+are read back one at a time. Without a spill folder (Ray tasks on other machines) payloads stay in memory.
+The output bytes are the same every way.
 """
 
 from __future__ import annotations

@@ -25,8 +25,8 @@ class EpisodeContext:
     """One episode being encoded for every requested format; resampling and image encoding are memoised.
 
     Formats asking for the same options share one `prepare` (read and resampled once), and RLDS and
-    WebDataset asking for the same JPEG/PNG encoding share the encoded frames. Payloads are written to
-    files in `spill` (see `converters.spill`), or kept in memory without one.
+    WebDataset asking for the same JPEG/PNG encoding share the encoded frames. Large payloads and frames
+    go to files in `spill` (see `converters.spill`); without one they stay in memory.
     """
 
     def __init__(self, episode: Episode, index: int, spill: Path | None = None, local: bool = True) -> None:

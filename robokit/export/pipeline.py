@@ -1,8 +1,8 @@
 """One pass over the episodes for every streaming format: encode each episode once, assemble each format.
 
 Episodes are encoded (read, resampled, images and video encoded) for all formats at once, here or in
-workers; each format assembles its output in its own thread from a small queue, in input order. Payloads
-travel as spill files beside the output (only Ray tasks on a cluster return them in memory). When
+workers; each format assembles its output in its own thread from a small queue, in input order. Large
+payloads travel as spill files beside the output (only Ray tasks on a cluster return them in memory). When
 anything fails half-way the assemblers are aborted, so no half-written output is renamed into place.
 """
 
