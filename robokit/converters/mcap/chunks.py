@@ -68,6 +68,8 @@ def chunk_records(body: bytes | memoryview, verify: bool) -> bytes | memoryview:
         raise ChunkError(f"zstd: {err}") from err
     except RuntimeError as err:  # lz4.frame's error type
         raise ChunkError(f"lz4: {err}") from err
+    except MemoryError as err:  # a damaged size asking for more than there is
+        raise ChunkError(f"chunk claims {size} bytes uncompressed, more than can be allocated") from err
     if len(records) != size:
         raise ChunkError(f"chunk decompressed to {len(records)} bytes, its header says {size}")
     if verify and crc != 0 and (actual := zlib.crc32(records)) != crc:
@@ -84,6 +86,11 @@ def read_chunk(f: IO[bytes], offset: int, verify: bool) -> bytes | memoryview:
     opcode, length = _RECORD.unpack(head)
     if opcode != _CHUNK_OPCODE:
         raise ChunkError(f"record at the chunk's offset has opcode {opcode:#04x}")
+    here = f.tell()
+    left = f.seek(0, 2) - here
+    if length > left:  # checked before reading: a damaged length must not allocate it
+        raise ChunkError(f"chunk of {length} bytes runs past the file's end ({left} bytes left)")
+    f.seek(here)
     body = f.read(length)
     if len(body) != length:
         raise ChunkError(f"file ends inside the chunk ({len(body)} of {length} bytes)")

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import io
 import random
+import struct
+from pathlib import Path
 
 import pytest
 from mcap.reader import make_reader
 from mcap.writer import CompressionType, Writer
 
-from robokit.converters.mcap.chunks import ChunkError, chunk_records
+from robokit.converters.mcap.chunks import ChunkError, chunk_records, read_chunk
 from robokit.converters.mcap.reader import indexed_messages
 
 
@@ -55,3 +57,10 @@ def test_damaged_chunks_are_errors() -> None:
     assert len(chunk_records(bytes(body), verify=False)) == index.uncompressed_size  # unchecked: read as it is
     with pytest.raises(ChunkError, match="cut short"):
         chunk_records(bytes(body[:-10]), verify=False)
+
+
+def test_a_chunk_length_past_the_end_is_refused_before_reading(tmp_path: Path) -> None:
+    path = tmp_path / "bad.mcap"
+    path.write_bytes(b"\x06" + struct.pack("<Q", 1 << 40) + b"x" * 10)
+    with path.open("rb") as f, pytest.raises(ChunkError, match="runs past the file's end"):
+        read_chunk(f, 0, verify=True)
