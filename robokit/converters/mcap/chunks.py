@@ -45,7 +45,11 @@ def _decompress(compression: str, data: memoryview, size: int) -> bytes | memory
     if compression == "zstd":
         return bytes(zstandard.ZstdDecompressor().decompress(data, max_output_size=size))
     if compression == "lz4":
-        return bytes(importlib.import_module("lz4.frame").decompress(data))
+        try:
+            lz4 = importlib.import_module("lz4.frame")  # an mcap dependency, imported on first use
+        except ImportError as err:
+            raise ChunkError("lz4 chunk, and the lz4 package is not installed") from err
+        return bytes(lz4.decompress(data))
     raise ChunkError(f"unsupported chunk compression {compression!r}")
 
 
