@@ -1,7 +1,8 @@
 """Export memory as recordings grow: peak RSS summed over every robokit process, short vs long episode.
 
-Writes (once, kept in `--out`) one sample episode per length (a ROS 2 bag: raw rgb8 front camera at 30 Hz,
-JPEG wrist camera at 15 Hz, joints at 100 Hz), then runs `robokit convert <bag> --to <formats> --no-cache`
+Writes (once, kept in `--out`, in time order so the writer holds a few frames) one episode per length: a
+ROS 2 bag like `robokit sample`'s (raw rgb8 front camera at 30 Hz with its camera_info, JPEG wrist camera
+at 15 Hz, joints at 100 Hz, a task), then runs `robokit convert <bag> --to <formats> --no-cache`
 in a child process and samples, every 20 ms with psutil, the resident memory of the child and all its
 descendants (workers, forkserver) summed; the peak of that sum is what a machine must have. Encoded
 payloads are spilled to files, so the peak should not grow with the episode.
@@ -18,11 +19,36 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import psutil
 
-from robokit.samples.recording import SampleSpec, write_sample_bag
+from robokit.ros.bagwriter import START_NS, BagWriter, camera_info, header, joint_state, jpeg_image, raw_image, text
+from robokit.ros.bagwriter import typestore as ros_typestore
+from robokit.samples.recording import JOINTS, TASKS, frame_pixels, joint_trajectory
 
 MIB = 1 << 20
+
+
+def write_bag(out: Path, seconds: float, width: int, height: int) -> None:
+    """The episode in time order, 10 ms at a time (`robokit sample` writes topic by topic, holding it all)."""
+    ts = ros_typestore()
+    with BagWriter(out, ts) as bag:
+        bag.write(START_NS, "/task", text(ts, TASKS[0]))
+        for tick in range(round(seconds * 100)):  # joints at 100 Hz, each camera's frames on the nearest tick
+            t = START_NS + tick * 10_000_000
+            q = joint_trajectory(np.array([tick / 100]), 0.0)[0]
+            bag.write(t + 1_000_000, "/joint_states", joint_state(ts, header(ts, t, "base_link"), JOINTS, q, q, q))
+            for cam, hz, hue in (("front", 30, 0), ("wrist", 15, 96)):
+                index = tick * hz // 100
+                if tick and index == (tick - 1) * hz // 100:
+                    continue  # no new frame of this camera in this tick
+                frame = f"{cam}_camera_optical"
+                hdr, pixels = header(ts, t, frame), frame_pixels(index, width, height, hue)
+                image = raw_image(ts, hdr, pixels) if cam == "front" else jpeg_image(ts, hdr, pixels)
+                topic = "/camera/front/image_raw" if cam == "front" else "/camera/wrist/image_raw/compressed"
+                bag.write(t + 2_000_000, topic, image)
+                bag.write(t + 2_000_000, f"/camera/{cam}/camera_info", camera_info(ts, t, frame, width, height))
+            bag.advance(t)
 
 
 def summed_rss(proc: psutil.Process) -> int:
@@ -76,7 +102,7 @@ def main() -> None:
             bag = args.out / f"sample_{seconds:g}s_{width}x{height}"
             if not bag.exists():
                 bag.parent.mkdir(parents=True, exist_ok=True)
-                write_sample_bag(bag, SampleSpec(duration_s=seconds, width=width, height=height))
+                write_bag(bag, seconds, width, height)
             size = sum(f.stat().st_size for f in bag.iterdir()) / 1e6
             with tempfile.TemporaryDirectory(prefix="export-memory-out-", dir=args.out) as out:
                 peak, wall = convert(bag, Path(out), args.formats, extra)
