@@ -8,13 +8,14 @@ Joints, images, calibration, TF, events and detections are here, motion types in
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
 import numpy as np
 
+from robokit.errors import SourceError
 from robokit.ros.detections import annotation_boxes, annotation_stamp, detection2d_boxes
-from robokit.ros.fields import as_bytes, first_attr, frame_id, header_stamp, quat, time_ns, vec3
+from robokit.ros.fields import first_attr, frame_id, header_stamp, quat, time_ns, vec3
 from robokit.ros.motion import ImuBuilder, OdometryBuilder, PoseBuilder, PosesBuilder, TwistBuilder, WrenchBuilder
 from robokit.ros.pixels import probe
 from robokit.ros.topic_builder import Poses, Rows, TopicBuilder
@@ -109,7 +110,6 @@ class ImageBuilder(TopicBuilder):
     def __init__(self, topic: str, msgtype: str) -> None:
         super().__init__(topic, msgtype)
         self.positions: list[int] = []
-        self.digests: list[int] = []  # per frame, to tell a repeated frame from another one at the same time
         self.layout: tuple[int, int, str, str] | None = None
         self.frame_id = ""
         self.source: FrameSource | None = None
@@ -125,9 +125,6 @@ class ImageBuilder(TopicBuilder):
         if self.video is not None:
             self.video.add(msg, self.msgtype, position)
         self.positions.append(position)
-        data = getattr(msg, "data", b"")
-        buffer = np.ascontiguousarray(data).data if isinstance(data, np.ndarray) else as_bytes(data)  # no copy
-        self.digests.append(zlib.crc32(buffer))
         self.clock.add(header_stamp(msg), log_time)
 
     def build(self) -> list[Stream]:
@@ -149,7 +146,8 @@ class ImageBuilder(TopicBuilder):
             if samples.start:
                 self.warnings.append(f"{self.topic}: {samples.start} frame(s) before the first keyframe dropped "
                                      "(they cannot be decoded)")
-        ts, keep = self.ordered(name, samples, lambda i: self.digests[samples[i]])
+        content = self._content()
+        ts, keep = self.ordered(name, samples, lambda i: content(samples[i]))
         positions = np.asarray(self.positions, dtype=np.int64)[np.asarray(samples, dtype=np.int64)][keep]
         return [
             ImageStream(
@@ -165,6 +163,36 @@ class ImageBuilder(TopicBuilder):
                 origin=self.origin,
             )
         ]
+
+    def _content(self) -> Callable[[int], Hashable]:
+        """Frame i's digest, to tell a repeated frame from another one at the same time.
+
+        Only frames sharing a timestamp are ever asked for; they are re-read from the source together on the
+        first request, so the index pass never hashes pixels. A frame that cannot be re-read counts as unique."""
+        digests: dict[int, Hashable] = {}
+
+        def content(i: int) -> Hashable:
+            if not digests:
+                digests.update(self._shared_digests())
+            return digests[i]
+
+        return content
+
+    def _shared_digests(self) -> dict[int, Hashable]:
+        assert self._times is not None and self.source is not None  # resolved by `ordered`; set by the Collector
+        _, inverse, counts = np.unique(self._times, return_inverse=True, return_counts=True)
+        shared = [int(i) for i in np.flatnonzero(counts[inverse] > 1)]
+        digests: dict[int, Hashable] = {i: ("unread", i) for i in shared}
+        done = 0
+        try:
+            for i, frame in zip(shared, self.source.iter_frames([self.positions[i] for i in shared]), strict=False):
+                content = frame.data if frame.data is not None else np.ascontiguousarray(frame.array()).data
+                digests[i] = zlib.crc32(content)
+                done += 1
+        except SourceError as err:
+            self.warnings.append(f"{self.topic}: {len(shared) - done} frame(s) sharing a timestamp could not be "
+                                 f"re-read to tell repeats ({err}); kept")
+        return digests
 
 
 class CameraInfoBuilder(TopicBuilder):

@@ -8,6 +8,8 @@ from robokit.ros import topic_builder
 from robokit.ros.builders import builder_for
 from robokit.ros.fields import wrap_json
 from robokit.ros.generic import GenericBuilder
+from robokit.ros.messages import ImageBuilder
+from robokit.timeline.images import ArrayFrameSource
 
 
 def test_clock_choice() -> None:
@@ -84,3 +86,19 @@ def test_foxglove_location_fix_is_a_fix() -> None:
     (stream,) = b.build()
     assert stream.name == "gps/fix" and stream.values.tolist() == [[48.1, 11.6, 520], [49.1, 11.6, 520]]
     assert stream.timestamps.tolist() == [100 * 10**9, 101 * 10**9] and stream.origin.time_source == "header"
+
+
+def test_repeated_image_frames_told_apart_by_content() -> None:
+    """Frames sharing a timestamp are re-read only then: the same pixels drop, other pixels stay 1 ns apart."""
+    b = builder_for("/cam/image_raw", "sensor_msgs/msg/Image")
+    assert isinstance(b, ImageBuilder)
+    pixels = [np.full((2, 2, 3), v, np.uint8) for v in (1, 2, 2, 3, 4)]
+    stamps = [10, 20, 20, 20, 30]  # frame 2 repeats frame 1; frame 3 shares their time with other pixels
+    for i, (px, t) in enumerate(zip(pixels, stamps, strict=True)):
+        msg = wrap_json({"header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": "cam"}, "height": 2, "width": 2,
+                         "encoding": "rgb8", "step": 6, "data": list(px.tobytes())})
+        b.add(msg, t, i)
+    b.source = ArrayFrameSource(pixels)
+    (stream,) = b.build()
+    assert stream.timestamps.tolist() == [10, 20, 21, 30] and stream.positions.tolist() == [0, 1, 3, 4]
+    assert any("1 sample(s) of camera/rgb dropped" in w for w in b.warnings), b.warnings

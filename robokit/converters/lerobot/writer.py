@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
@@ -141,9 +142,11 @@ class LeRobotWriter:
         fps = int(p.fps)
         cameras = sorted(p.cameras)
         keys = feature_keys(p, dict(plan.source_keys))
+        # as many cameras as cores: one SVT-AV1 thread per encoder (its own pools cost memory, not speed)
+        video = replace(plan.video, threads=1) if len(cameras) >= (os.cpu_count() or 1) else plan.video
         with ThreadPoolExecutor(max_workers=max(1, len(cameras))) as pool:
-            futures = {cam: pool.submit(camera_video, cam, p.cameras[cam], p.n_frames, fps, plan.video,
-                                          plan.options.extra.get(CODEC.name)) for cam in cameras}
+            futures = {cam: pool.submit(camera_video, cam, p.cameras[cam], p.n_frames, fps, video,
+                                        plan.options.extra.get(CODEC.name)) for cam in cameras}
             columns, vectors, not_written = _episode_columns(p, fps, plan.options.quat_order, keys)
             videos = {cam: future.result() for cam, future in futures.items()}
         notes = [v.note for v in videos.values() if v.note]
