@@ -5,8 +5,9 @@ ROS 2 bag like `robokit sample`'s (raw rgb8 front camera at 30 Hz with its camer
 at 15 Hz, joints at 100 Hz, a task), then runs `robokit convert <bag> --to <formats> --no-cache`
 in a child process and samples, every 20 ms with psutil, the resident memory of the child and all its
 descendants (workers, forkserver) summed; the peak of that sum is what a machine must have. Encoded
-payloads are spilled to files, so the peak should not grow with the episode.
-Run by hand: `.venv/bin/python bench/export_memory.py [--seconds 15 120] [--formats lerobot rlds webdataset mcap]`.
+payloads past 32 MiB are spilled to files, so the peak grows little with the episode.
+Run by hand: `.venv/bin/python bench/export_memory.py [--seconds 15 120 300] [--formats lerobot rlds webdataset mcap]`.
+Measured on a shared 2-core machine: 383, 416 and 436 MiB for 15, 120 and 300 s (0.4, 3.4, 8.4 GB bags).
 """
 
 from __future__ import annotations
