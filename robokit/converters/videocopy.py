@@ -10,6 +10,7 @@ and say why.
 from __future__ import annotations
 
 import io
+import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -28,6 +29,8 @@ from robokit.timeline.images import MappedFrameSource
 from robokit.timeline.video import CodedVideo, Packet, VideoFrames, decode_packet, decoder, has_sequence_header
 
 STATS_SAMPLES = 100  # keyframes decoded per copied episode for the image statistics
+ELEMENTARY_FORMATS = {"h264": "h264", "hevc": "hevc", "av1": "obu"}  # FFmpeg's demuxer of each codec's bare stream
+TEMPORAL_DELIMITER = b"\x12\x00"  # an AV1 temporal delimiter OBU (type 2, with a size field of 0)
 _ANNEXB = {"h264": "h264_mp4toannexb", "hevc": "hevc_mp4toannexb"}
 
 
@@ -74,11 +77,17 @@ def copy_mp4(video: CodedVideo, positions: Sequence[int], width: int, height: in
     stride = max(1, len(positions) // STATS_SAMPLES)
     stats, keys = ImageStats(), _KeyframeDecoder(video.codec)
     buffer, frames, last_key, gop = io.BytesIO(), 0, 0, 1
-    with av.open(buffer, mode="w", format="mp4") as container:
-        stream: Any = container.add_mux_stream(video.codec, rate=fps, width=width, height=height)
-        for i, packet in enumerate(video.packets(positions)):
+    packets = video.packets(positions)
+    first = next(packets, None)
+    if first is None:
+        raise SourceError(f"{video.codec} video: no packets to copy")
+    with _elementary(video.codec, first.data) as template, av.open(buffer, mode="w", format="mp4") as container:
+        stream: Any = container.add_stream_from_template(template.streams.video[0], opaque=True)
+        stream.time_base = Fraction(1, fps)
+        for i, packet in enumerate(itertools.chain([first], packets)):
             out = av.Packet(packet.data)
             out.pts = out.dts = i
+            out.duration = 1
             out.is_keyframe = packet.keyframe
             out.stream, out.time_base = stream, Fraction(1, fps)
             container.mux(out)
@@ -91,6 +100,18 @@ def copy_mp4(video: CodedVideo, positions: Sequence[int], width: int, height: in
     if not stats.frames:
         raise SourceError(f"{video.codec} video: none of its keyframes decodes (damaged packets)")
     return CopiedVideo(buffer.getvalue(), frames, stats, video.codec, max(gop, frames - last_key))
+
+
+def _elementary(codec: str, keyframe: bytes) -> Any:
+    """The first keyframe (Annex B / OBUs with parameter sets) opened by FFmpeg's own elementary-stream demuxer:
+    the template of the copy's stream, whose codec parameters (avcC, hvcC, av1C) come from the recorded bytes.
+    One way for every PyAV version (`add_mux_stream` needs PyAV 16; lerobot 0.6 pins 15)."""
+    if codec == "av1" and not keyframe.startswith(TEMPORAL_DELIMITER):
+        keyframe = TEMPORAL_DELIMITER + keyframe  # the OBU stream demuxer reads a temporal unit from one
+    try:
+        return av.open(io.BytesIO(keyframe), format=ELEMENTARY_FORMATS[codec])
+    except (av.error.FFmpegError, IndexError) as err:
+        raise SourceError(f"{codec} video: its first keyframe does not parse ({err})") from err
 
 
 class _KeyframeDecoder:

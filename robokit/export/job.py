@@ -260,7 +260,7 @@ def write_formats(names: Sequence[str], inputs: Inputs, dest: Path, options: Wri
 
 def _write_annotated(names: Sequence[str], inputs: Inputs, dest: Path, options: WriterOptions) -> dict[str, Outcome]:
     """The formats that take completed scenes, written together: their clips are cut once (timed together)."""
-    from robokit.converters.reasoning import write_annotated
+    from robokit.converters.reasoning.writer import write_annotated
 
     writers = [w for w in map(get_converter, names) if isinstance(w, AnnotatedSceneWriter)]
     if not writers:

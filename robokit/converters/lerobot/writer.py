@@ -433,3 +433,6 @@ def _episode_schema(row: dict[str, Any]) -> pa.Schema:
             typ = pa.int64()
         fields.append(pa.field(key, typ))
     return pa.schema(fields)
+
+
+LEROBOT = LeRobotWriter()

@@ -150,3 +150,6 @@ class McapConverter:
         from robokit.converters.mcap.check import check_folder
 
         return check_folder(format_dir)
+
+
+MCAP = McapConverter()

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from robokit.converters.consumers import RERUN
+from robokit.converters.consumers import RERUN as RERUN_SDK
 from robokit.converters.episodes import file_name
 from robokit.converters.images import IMAGE_FORMAT, IMAGE_OPTIONS, JPEG_QUALITY
 from robokit.converters.mcap.plan import align
@@ -54,7 +54,7 @@ class RerunConverter:
     name = "rerun"
     description = "Rerun .rrd per episode: Scalars, EncodedImage + Pinhole, Transform3D, TextLog, a blueprint"
     extra_options = IMAGE_OPTIONS
-    consumer = RERUN
+    consumer = RERUN_SDK
 
     def check_options(self, options: WriterOptions) -> None:
         require_sdk()
@@ -103,3 +103,6 @@ class RerunConverter:
         from robokit.converters.rerun.check import check_folder
 
         return check_folder(format_dir)
+
+
+RERUN = RerunConverter()

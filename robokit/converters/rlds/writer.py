@@ -344,3 +344,5 @@ def _write_metadata(root: Path, settings: _Settings, schema: _Schema, written: d
     }
     (root / DATASET_INFO).write_text(json.dumps(info, indent=4, sort_keys=True))
 
+
+RLDS = RldsWriter()

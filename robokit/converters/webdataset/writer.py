@@ -280,3 +280,6 @@ def _write_metadata(root: Path, prefix: str, layout: str, shards: list[Shard], s
                "num_samples": sum(samples), "num_episodes": result.episodes, "num_steps": result.frames,
                "fps": fps.pop() if len(fps) == 1 else None, "index": index_name(prefix), "keys": keys}
     (root / DATASET_JSON).write_text(json.dumps(dataset, indent=2))
+
+
+WEBDATASET = WebDatasetWriter()
