@@ -282,6 +282,21 @@ class EventBuilder(TopicBuilder):
         return [EventStream(name, ts, tuple(self.values[i] for i in keep), origin=self.origin)]
 
 
+_LOG_LEVELS = {  # ROS 2 rcl_interfaces (10…50) and ROS 1 rosgraph_msgs (bit flags 1…16)
+    "rcl_interfaces/msg/Log": {10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "FATAL"},
+    "rosgraph_msgs/msg/Log": {1: "DEBUG", 2: "INFO", 4: "WARN", 8: "ERROR", 16: "FATAL"},
+}
+
+
+class RosLogBuilder(EventBuilder):
+    """`rosout/events` from ROS log messages: one `[LEVEL] node: message` line each, at the message's stamp."""
+
+    def add(self, msg: Any, log_time: int, position: int) -> None:
+        level = int(getattr(msg, "level", 0))
+        self.values.append(f"[{_LOG_LEVELS[self.msgtype].get(level, str(level))}] {msg.name}: {msg.msg}")
+        self.clock.add(header_stamp(msg) or time_ns(getattr(msg, "stamp", None)), log_time)
+
+
 _DETECTION_TOKENS = frozenset({"detections", "detection", "detected_objects", "objects", "annotations",
                                "image_annotations", "bboxes", "boxes"})
 
@@ -332,6 +347,8 @@ BUILDERS: dict[str, type[TopicBuilder]] = {
     "sensor_msgs/msg/Imu": ImuBuilder,
     "std_msgs/msg/String": EventBuilder,
     "foxglove.Log": EventBuilder,
+    "rcl_interfaces/msg/Log": RosLogBuilder,
+    "rosgraph_msgs/msg/Log": RosLogBuilder,
     "vision_msgs/msg/Detection2DArray": DetectionBuilder,
     "foxglove.ImageAnnotations": DetectionBuilder,
 }

@@ -102,3 +102,20 @@ def test_repeated_image_frames_told_apart_by_content() -> None:
     (stream,) = b.build()
     assert stream.timestamps.tolist() == [10, 20, 21, 30] and stream.positions.tolist() == [0, 1, 3, 4]
     assert any("1 sample(s) of camera/rgb dropped" in w for w in b.warnings), b.warnings
+
+
+def test_ros_log_messages_are_one_event_line_each() -> None:
+    """`/rosout` (ROS 2 rcl_interfaces, ROS 1 rosgraph_msgs levels) → `rosout/events`, `[LEVEL] node: msg` at the
+    message's own stamp."""
+    s = 10**18
+    for msgtype, levels in (("rcl_interfaces/msg/Log", (20, 30)), ("rosgraph_msgs/msg/Log", (2, 4))):
+        b = builder_for("/rosout", msgtype)
+        assert b is not None
+        for i, level in enumerate(levels):
+            stamp = {"sec": s // 10**9 + i, "nanosec": 0}
+            when = {"stamp": stamp} if msgtype.startswith("rcl") else {"header": {"stamp": stamp}}
+            b.add(wrap_json({**when, "level": level, "name": "/talker", "msg": f"hello {i}"}), s + i * 10**9 + 5, i)
+        (events,) = b.build()
+        assert events.name == "rosout/events" and b.origin.time_source == "header", msgtype
+        assert list(events.values) == ["[INFO] /talker: hello 0", "[WARN] /talker: hello 1"], msgtype
+        assert events.timestamps.tolist() == [s, s + 10**9], msgtype
