@@ -69,6 +69,7 @@ class CopiedVideo:
     stats: ImageStats
     codec: str
     gop: int  # the longest keyframe interval, in frames
+    damaged: int = 0  # sampled keyframes that did not decode (copied as recorded all the same)
 
 
 def copy_mp4(video: CodedVideo, positions: Sequence[int], width: int, height: int, fps: int) -> CopiedVideo:
@@ -99,7 +100,7 @@ def copy_mp4(video: CodedVideo, positions: Sequence[int], width: int, height: in
         keys.finish(stats)
     if not stats.frames:
         raise SourceError(f"{video.codec} video: none of its keyframes decodes (damaged packets)")
-    return CopiedVideo(buffer.getvalue(), frames, stats, video.codec, max(gop, frames - last_key))
+    return CopiedVideo(buffer.getvalue(), frames, stats, video.codec, max(gop, frames - last_key), keys.damaged)
 
 
 def _elementary(codec: str, keyframe: bytes) -> Any:
@@ -116,12 +117,14 @@ def _elementary(codec: str, keyframe: bytes) -> Any:
 
 class _KeyframeDecoder:
     """Decodes keyframes alone (each decodes without the frames between) into image statistics; a damaged one is
-    left out of them (its packet is still copied as recorded)."""
+    counted and left out of them (its packet is still copied as recorded). Errors are not concealed here
+    (`err_detect=explode`), so a truncated keyframe is noticed rather than decoded into grey."""
 
     def __init__(self, codec: str) -> None:
         self._codec = codec
-        self._ctx = decoder(codec)
+        self._ctx = self._fresh()
         self.sent = 0
+        self.damaged = 0
 
     def add(self, data: bytes | None, stats: ImageStats) -> None:
         self.sent += data is not None
@@ -129,7 +132,13 @@ class _KeyframeDecoder:
             for frame in decode_packet(self._ctx, data, "keyframe"):
                 stats.add(frame.to_ndarray(format="rgb24"))
         except SourceError:
-            self._ctx = decoder(self._codec)
+            self.damaged += 1
+            self._ctx = self._fresh()
+
+    def _fresh(self) -> Any:
+        ctx = decoder(self._codec)
+        ctx.options = {"err_detect": "explode"}
+        return ctx
 
     def finish(self, stats: ImageStats) -> None:
         self.add(None, stats)

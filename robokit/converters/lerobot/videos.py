@@ -31,7 +31,7 @@ class Video:
     depth: bool = False  # a depth map: quantized 12-bit millimetres (`lerobot.depth`)
     clipped: int = 0  # depth pixels beyond the quantizer's maximum, stored as that maximum
     copied_gop: int = 0  # packets copied from coded video: its longest keyframe interval (else 0: encoded here)
-    note: str = ""  # why coded video was re-encoded rather than copied
+    note: str = ""  # why coded video was re-encoded rather than copied, or what its copy could not check
 
 
 def camera_video(cam: str, stream: ImageStream, n_frames: int, fps: int, settings: VideoSettings,
@@ -47,7 +47,9 @@ def camera_video(cam: str, stream: ImageStream, n_frames: int, fps: int, setting
         video.note = f"{cam}: coded video re-encoded, not copied: {why}" if why else ""
         return video
     copied = copy_mp4(coded, stream.positions.tolist(), stream.width, stream.height, fps)
-    return Video(copied.mp4, copied.frames, copied.stats, copied_gop=copied.gop)
+    damaged = (f"{cam}: {copied.damaged} sampled keyframe(s) do not decode (damaged packets?); the packets were "
+               "copied as recorded") if copied.damaged else ""
+    return Video(copied.mp4, copied.frames, copied.stats, copied_gop=copied.gop, note=damaged)
 
 
 def encode_video(stream: ImageStream, n_frames: int, fps: int, settings: VideoSettings) -> Video:

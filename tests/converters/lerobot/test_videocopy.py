@@ -103,6 +103,8 @@ def test_damaged_packet_does_not_sink_the_export(tmp_path: Path, damage: int) ->
     episodes = robokit.open([_bag(tmp_path, "a", frames=40, damage=damage), _bag(tmp_path, "b", frames=40)])
     result = _write(episodes, tmp_path / "out")
     assert result.episodes + len(result.skipped) == 2 and result.episodes >= 1
+    if damage == 30:  # a keyframe after the first: copied as recorded, and said so
+        assert any("1 sampled keyframe(s) do not decode" in w for w in result.warnings), result.warnings
 
 
 def test_av1_lerobot_dataset_is_re_exported_without_re_encoding(lerobot_root: Path, tmp_path: Path) -> None:
