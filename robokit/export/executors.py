@@ -20,9 +20,10 @@ from typing import Any
 
 from robokit.converters import get_converter
 from robokit.converters.staging import alive
-from robokit.converters.streaming import Encoded, EpisodeContext, encode_safely
+from robokit.converters.streaming import Encoded, EpisodeContext, StreamingConverter, encode_safely
 from robokit.errors import ConversionError, OptionError
 from robokit.export.items import EpisodeRef, open_item
+from robokit.limits import MAX_WORKERS
 from robokit.timeline import Episode
 
 EXECUTORS = ("local", "ray")
@@ -54,6 +55,15 @@ def encode_task(task: EpisodeTask) -> list[Encoded]:
         _opened.clear()
         _opened[key] = open_item(task.ref.item, task.ref.verify)
     return encode_all(EpisodeContext(_opened[key][task.ref.position], task.index), task.jobs)
+
+
+def auto_workers(formats: Sequence[tuple[StreamingConverter, Any]], episodes: Sequence[Episode]) -> int:
+    """`workers=0`: one worker per CPU, divided by the cores one episode already keeps busy (LeRobot encodes its
+    cameras in parallel threads), so the encoders do not oversubscribe the cores and memory holds one copy of
+    the pipeline per busy core, not per CPU (2 cameras on 2 cores: everything in this process)."""
+    busy = max((int(conv.busy_cores(episodes, plan)) for conv, plan in formats  # type: ignore[attr-defined]
+                if hasattr(conv, "busy_cores")), default=1)
+    return max(1, min(MAX_WORKERS, (os.cpu_count() or 1) // max(1, busy)))
 
 
 def encoded_in_order(tasks: Sequence[EpisodeTask], executor: str, workers: int, ray_address: str | None
