@@ -44,13 +44,24 @@ def pixels(ep: int, i: int, width: int, height: int) -> np.ndarray:
 
 def write_bags(root: Path, episodes: int, frames: int) -> list[Path]:
     """One ROS 2 bag per episode: both cameras and /joint_states at 100 Hz, stamps on the 30 Hz grid."""
-    from robokit.ros.bagwriter import START_NS, BagWriter, header, joint_state, jpeg_image, raw_image, text, typestore
+    from robokit.ros.bagwriter import (
+        START_NS,
+        TOPIC_TYPES,
+        BagWriter,
+        header,
+        joint_state,
+        jpeg_image,
+        raw_image,
+        text,
+        typestore,
+    )
 
     ts = typestore()
+    topics = ("/task", "/joint_states", "/camera/front/image_raw", "/camera/wrist/image_raw/compressed")
     paths = []
     for e in range(episodes):
         start = START_NS + e * 60_000_000_000
-        with BagWriter(root / f"episode_{e:03d}", ts) as bag:
+        with BagWriter(root / f"episode_{e:03d}", ts, {t: TOPIC_TYPES[t] for t in topics}) as bag:
             bag.write(start, "/task", text(ts, "bench"))
             for k in range(frames * 10 // 3 + 1):
                 t = start + k * 10_000_000
