@@ -110,7 +110,7 @@ def run_bare(bags: list[Path], out: Path) -> tuple[float, int]:
 
     def encode(cam: str, frames: list[np.ndarray] | None) -> None:
         for f in frames if frames is not None else [None]:
-            frame = None if f is None else av.VideoFrame.from_ndarray(f, format="rgb24")
+            frame = None if f is None else av.VideoFrame.from_numpy_buffer(f, format="rgb24")
             if frame is not None:
                 frame.pts = counts[cam]
                 counts[cam] += 1
