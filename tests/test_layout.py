@@ -137,3 +137,12 @@ def test_no_import_inside_a_function_hides_a_cycle() -> None:
               if (back := reaches(every, target, module) or (group(module) != group(target) and
                                                              reaches(packages, group(target), group(module))))]
     assert hidden == []
+
+
+MAX_MODULE_LINES = 500
+
+
+def test_no_module_is_over_500_lines() -> None:
+    """A module past 500 lines holds more than one idea: split it along its seams (CONTRIBUTING.md)."""
+    long = {name: n for name, path in modules().items() if (n := len(path.read_text().splitlines())) > MAX_MODULE_LINES}
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"

@@ -130,6 +130,8 @@ def convert(
         help="Replace a different export already in --out, removing its formats this run does not write.")
                          ] = OVERWRITE.default,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Always convert; do not use or fill the cache.")] = False,
+    mapping: Annotated[Path | None, typer.Option(help="YAML/JSON file mapping topic (or HDF5 dataset) -> channel "
+                                                     "name, as for `robokit info --mapping`.")] = None,
     no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip MCAP chunk CRC checks (faster on "
                                                                 "uncompressed chunks; damage goes unnoticed).")
                          ] = False,
@@ -158,6 +160,7 @@ def convert(
            "frame": frame, "quat_order": quat_order, "image_size": image_size, "robot_type": robot_type,
            "task": set_task}
     manifest = manifest or (Path(cfg.pop("manifest")) if "manifest" in cfg else None)
+    mapping = mapping or (Path(str(cfg.pop("mapping"))) if "mapping" in cfg else None)
     paths, extra = split_extra([str(s) for s in sources or []] + list(ctx.args), formats)
     if export_tasks:
         extra["training_export_task"] = ",".join(export_tasks)
@@ -175,7 +178,8 @@ def convert(
         bars = BarsProgress()
     job = export(paths, formats, dest, options, manifest=manifest, task=task, shard_spec=shard,
                  allow_outside=allow_outside, use_cache=not no_cache, workers=workers,
-                 executor=executor, ray_address=ray_address, log=log, progress=bars, verify=not no_verify)
+                 executor=executor, ray_address=ray_address, log=log, progress=bars, verify=not no_verify,
+                 mapping=mapping)
     if not quiet:
         print_summary(job)
     failed = unwritten(job.formats)

@@ -16,6 +16,7 @@ from robokit.converters.prepare import PreparedEpisode
 from robokit.converters.registry import ExtraOption
 from robokit.errors import ConversionError
 from robokit.timeline import Frame, ImageStream
+from robokit.timeline.video import DECODERS
 
 IMAGE_FORMATS = ("auto", "jpeg", "png")
 IMAGE_FORMAT = ExtraOption("image_format", str, "auto", "Image encoding: auto keeps recorded JPEG/PNG, frames "
@@ -71,7 +72,8 @@ def recorded_format(stream: ImageStream) -> str:
     if stream.format in EXTENSIONS:
         return stream.format
     msgtype = stream.origin.msgtype if stream.origin is not None else ""
-    return VIDEO if msgtype.endswith("/video") or "CompressedVideo" in msgtype else stream.format
+    coded = stream.format in DECODERS or msgtype.endswith("/video") or "CompressedVideo" in msgtype
+    return VIDEO if coded else stream.format
 
 
 def image_spec(name: str, first: Frame, recorded_format: str, requested: str) -> ImageSpec:

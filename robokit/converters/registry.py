@@ -32,8 +32,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Format:
-    """One format folder `robokit/converters/<folder>/`: its writers (format name → attribute of the package)
-    and its readers (attributes of its `reader` module), all imported only when used."""
+    """One format folder `robokit/converters/<folder>/`: its writers (format name → "module:attribute" in the
+    folder) and its readers (attributes of its `reader` module), all imported only when used, so reading a
+    format never loads its writer."""
 
     folder: str
     writers: Mapping[str, str] = field(default_factory=dict)
@@ -42,17 +43,17 @@ class Format:
 
 # One line per format folder; readers sniff in this order.
 _BUILTIN = (
-    Format("mcap", {"mcap": "MCAP"}, ("MCAP_READER",)),
+    Format("mcap", {"mcap": "writer:MCAP"}, ("MCAP_READER",)),
     Format("rosbag", readers=("ROSBAG2_READER", "ROSBAG1_READER")),
-    Format("lerobot", {"lerobot": "LEROBOT"}, ("LEROBOT_READER",)),
-    Format("rlds", {"rlds": "RLDS"}, ("RLDS_READER",)),
-    Format("viam", {"viam-binary": "VIAM_BINARY", "viam-sequence": "VIAM_SEQUENCE"}, ("VIAM_READER",)),
+    Format("lerobot", {"lerobot": "writer:LEROBOT"}, ("LEROBOT_READER",)),
+    Format("rlds", {"rlds": "writer:RLDS"}, ("RLDS_READER",)),
+    Format("viam", {"viam-binary": "binary:VIAM_BINARY", "viam-sequence": "sequence:VIAM_SEQUENCE"}, ("VIAM_READER",)),
     Format("hdf5", readers=("HDF5_READER",)),
-    Format("webdataset", {"webdataset": "WEBDATASET"}),
-    Format("usd", {"usd": "USD"}),
-    Format("mjcf", {"mjcf": "MJCF"}),
-    Format("reasoning", {"cosmos-reason-v1.0": "COSMOS_REASON", "tao-vl-reason-v1.0": "TAO_VL_REASON"}),
-    Format("rerun", {"rerun": "RERUN"}),
+    Format("webdataset", {"webdataset": "writer:WEBDATASET"}),
+    Format("usd", {"usd": "writer:USD"}),
+    Format("mjcf", {"mjcf": "writer:MJCF"}),
+    Format("reasoning", {"cosmos-reason-v1.0": "writer:COSMOS_REASON", "tao-vl-reason-v1.0": "writer:TAO_VL_REASON"}),
+    Format("rerun", {"rerun": "writer:RERUN"}),
 )
 _instances: dict[str, Converter] = {}
 T = TypeVar("T")
@@ -245,7 +246,7 @@ def register_converter(name: str, converter: Converter) -> None:
 
 
 def _specs() -> dict[str, str]:
-    specs = {name: f"robokit.converters.{f.folder}:{attr}" for f in _BUILTIN for name, attr in f.writers.items()}
+    specs = {name: f"robokit.converters.{f.folder}.{where}" for f in _BUILTIN for name, where in f.writers.items()}
     for ep in entry_points(group="robokit.converters"):
         specs.setdefault(ep.name, ep.value)
     return specs

@@ -7,16 +7,18 @@ same three steps in one process, so parallel output equals serial output byte fo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, BinaryIO, Protocol, runtime_checkable
 
 from robokit.converters.extras import signature as extras_signature
 from robokit.converters.options import WriterOptions
 from robokit.converters.points import unheld
 from robokit.converters.prepare import PreparedEpisode, prepare
 from robokit.converters.registry import WriteResult
+from robokit.converters.spill import Payload, Spill, SpilledFrames, spill_folder, spilling
 from robokit.errors import ConversionError, RobokitError, unreadable
 from robokit.timeline import Episode, ImageStream
 
@@ -25,15 +27,18 @@ class EpisodeContext:
     """One episode being encoded for every requested format; resampling and image encoding are memoised.
 
     Formats asking for the same options share one `prepare` (read and resampled once), and RLDS and
-    WebDataset asking for the same JPEG/PNG encoding share the encoded frames.
+    WebDataset asking for the same JPEG/PNG encoding share the encoded frames. Large payloads and frames
+    go to files in `spill` (see `converters.spill`); without one they stay in memory.
     """
 
-    def __init__(self, episode: Episode, index: int) -> None:
+    def __init__(self, episode: Episode, index: int, spill: Path | None = None, local: bool = True) -> None:
         self.episode = episode
         self.index = index
+        self.spill = spill
+        self.local = local  # assembled in this process (not a worker's)
         self._prepared: dict[str, PreparedEpisode] = {}
         self._asked: set[str] = set()  # the prepared episodes the current format used (for its notes)
-        self._images: dict[tuple[str, Any, int], list[bytes]] = {}
+        self._images: dict[tuple[str, Any, int], Sequence[bytes]] = {}
 
     def prepared(self, options: WriterOptions) -> PreparedEpisode:
         key = repr(options)
@@ -46,13 +51,28 @@ class EpisodeContext:
         """What `prepare` chose by default (the state channel, the fps) for the current format, once each."""
         return list(dict.fromkeys(n for key in sorted(self._asked) for n in self._prepared[key].notes))
 
-    def images(self, channel: str, stream: ImageStream, spec: Any, quality: int) -> list[bytes]:
-        """Every frame of `stream` encoded as `spec` says (see `images.encoded_frames`), encoded once."""
+    def spilling(self) -> AbstractContextManager[Spill]:
+        """Where to write one payload of this episode (a spill file when the export has a spill folder)."""
+        return spilling(self.spill)
+
+    def deferred(self, size: int, write: Callable[[BinaryIO], object]) -> Payload:
+        """A payload of `size` bytes that `write` produces: left to the assembler when it runs in this process
+        (the bytes are then written once, straight into the output), else written now through a spill."""
+        if self.local:
+            return Payload(size, writer=write)
+        with self.spilling() as spill:
+            write(spill.file)
+            return spill.payload()
+
+    def images(self, channel: str, stream: ImageStream, spec: Any, quality: int) -> Sequence[bytes]:
+        """Every frame of `stream` encoded as `spec` says (see `images.encoded_frames`), encoded once and kept
+        in a spill file when there is a spill folder."""
         from robokit.converters.images import encoded_frames
 
         key = (f"{channel}@{id(stream)}", spec, quality)
         if key not in self._images:
-            self._images[key] = list(encoded_frames(channel, stream, spec, quality))
+            frames = encoded_frames(channel, stream, spec, quality)
+            self._images[key] = list(frames) if self.spill is None else SpilledFrames(self.spill, frames)
         return self._images[key]
 
 
@@ -115,8 +135,9 @@ def write_streaming(conv: StreamingConverter, episodes: Sequence[Episode], out_d
                     options: WriterOptions) -> WriteResult:
     """The serial path: plan, encode each episode, assemble (what `Converter.write` does for these formats)."""
     plan = conv.plan(episodes, options)
-    parts = (encode_safely(conv, EpisodeContext(ep, i), plan) for i, ep in enumerate(episodes))
-    return conv.assemble(parts, out_dir, plan)
+    with spill_folder(out_dir) as spill:
+        parts = (encode_safely(conv, EpisodeContext(ep, i, spill), plan) for i, ep in enumerate(episodes))
+        return conv.assemble(parts, out_dir, plan)
 
 
 def accepted(fmt: str, parts: Iterable[Encoded], result: WriteResult) -> Iterator[Encoded]:

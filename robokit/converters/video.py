@@ -140,6 +140,13 @@ class VideoConcatenator:
                     self._mux(packet, shift, time_base)
         return start, self.frames
 
+    def fits(self, segment: bytes) -> bool:
+        """Whether a segment can follow the frames already written: the same codec headers (else a new file)."""
+        if self._stream is None:
+            return True
+        with av.open(io.BytesIO(segment), mode="r") as source:
+            return bytes(source.streams.video[0].codec_context.extradata or b"") == self._extradata
+
     def _mux(self, packet: Any, shift: int, time_base: Fraction) -> None:
         """Write one packet `shift` ticks later; decoding times must keep increasing across segments."""
         packet.pts += shift

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from robokit.converters import get_converter
@@ -34,11 +35,13 @@ _IN_FLIGHT_PER_WORKER = 2
 
 @dataclass(frozen=True)
 class EpisodeTask:
-    """One episode to encode for every format, picklable: where to open it, its input index, the plans."""
+    """One episode to encode for every format, picklable: where to open it, its input index, the plans, and
+    the spill folder for its payloads (None: returned in memory)."""
 
     ref: EpisodeRef
     index: int
     jobs: Jobs
+    spill: Path | None = None
 
 
 def encode_all(ctx: EpisodeContext, jobs: Jobs) -> list[Encoded]:
@@ -64,11 +67,12 @@ _opened: dict[str, list[Episode]] = {}  # per worker process: the last item open
 
 def encode_task(task: EpisodeTask) -> list[Encoded]:
     """Open the task's episode again (episodes do not pickle) and encode it; runs in a worker."""
-    key = repr((task.ref.item, task.ref.verify))
+    key = repr((task.ref.item, task.ref.verify, task.ref.mapping))
     if key not in _opened:
         _opened.clear()
-        _opened[key] = open_item(task.ref.item, task.ref.verify)
-    return encode_all(EpisodeContext(_opened[key][task.ref.position], task.index), task.jobs)
+        _opened[key] = open_item(task.ref.item, task.ref.verify, mapping=dict(task.ref.mapping))
+    ctx = EpisodeContext(_opened[key][task.ref.position], task.index, task.spill, local=False)
+    return encode_all(ctx, task.jobs)
 
 
 def auto_workers(formats: Sequence[tuple[StreamingConverter, Any]], episodes: Sequence[Episode]) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,11 +63,14 @@ class ItemReport:
         self.warnings += [f"episode {report.id}: {w}" if many else w for w in report.warnings]
 
 
-def open_item(item: ManifestItem, verify: bool = True, note: Log | None = None) -> list[Episode]:
-    """Episodes of one item with its manifest overrides applied; the index pass runs here. An episode that
-    cannot be read is left out (told to `note`) unless none can, so one bad episode never sinks the others."""
+def open_item(item: ManifestItem, verify: bool = True, note: Log | None = None,
+              mapping: Mapping[str, str] | None = None) -> list[Episode]:
+    """Episodes of one item with its manifest overrides applied (and the user's topic → channel `mapping`); the
+    index pass runs here. An episode that cannot be read is left out (told to `note`) unless none can, so one bad
+    episode never sinks the others."""
     with reading(str(item.data_path)):
-        episodes = open_episodes(item.data_path, ReadOptions(verify=verify, allow_outside=item.allow_outside))
+        episodes = open_episodes(item.data_path, ReadOptions(mapping=dict(mapping or {}), verify=verify,
+                                                             allow_outside=item.allow_outside))
     out = []
     failures: list[str] = []
     for n, ep in enumerate(episodes):
@@ -99,11 +102,12 @@ def open_item(item: ManifestItem, verify: bool = True, note: Log | None = None) 
 @dataclass(frozen=True)
 class EpisodeRef:
     """Where an episode comes from, so another process can open it again: item, position in the item,
-    and whether chunks are verified (so it reads the same messages)."""
+    whether chunks are verified (so it reads the same messages) and the topic → channel mapping pairs."""
 
     item: ManifestItem
     position: int
     verify: bool = True
+    mapping: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -118,7 +122,8 @@ class Inputs:
     annotated: list[Scene] = field(default_factory=list)
 
 
-def read_items(items: Sequence[ManifestItem], task: str | None, note: Log, verify: bool = True) -> Inputs:
+def read_items(items: Sequence[ManifestItem], task: str | None, note: Log, verify: bool = True,
+               mapping: Mapping[str, str] | None = None) -> Inputs:
     """Open every item (index pass included); unreadable ones are skipped with their reason.
 
     Every reader warning (truncation, damage, lost or undecodable messages) is logged with its episode."""
@@ -136,7 +141,7 @@ def read_items(items: Sequence[ManifestItem], task: str | None, note: Log, verif
             rep.kind, rep.episodes = "scene", [item.data_path.stem]
             continue
         try:
-            eps = list(enumerate(open_item(item, verify, note)))
+            eps = list(enumerate(open_item(item, verify, note, mapping)))
         except RobokitError as exc:
             rep.status, rep.reason = "skipped", str(exc)
             note(f"warning: skipped {item.label}: {exc}")
@@ -152,7 +157,7 @@ def read_items(items: Sequence[ManifestItem], task: str | None, note: Log, verif
             note(f"read {item.label}: episode {e.id}, {len(e.streams)} streams, {e.duration_s:.1f} s")
             _report_reading(rep, e, len(eps) > 1, note)
             inputs.episodes.append(e)
-            inputs.refs.append(EpisodeRef(item, n, verify))
+            inputs.refs.append(EpisodeRef(item, n, verify, tuple((mapping or {}).items())))
     return inputs
 
 

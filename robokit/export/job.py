@@ -37,6 +37,7 @@ from robokit.export.items import Inputs, ItemReport, Log, read_items
 from robokit.export.manifest import items_from_paths, read_manifest, shard
 from robokit.export.progress import NoProgress, Progress
 from robokit.limits import MAX_WORKERS
+from robokit.sources.naming import load_mapping
 from robokit.timeline import Episode
 from robokit.version import __version__
 
@@ -261,7 +262,7 @@ def write_formats(names: Sequence[str], inputs: Inputs, dest: Path, options: Wri
 
 def _write_annotated(names: Sequence[str], inputs: Inputs, dest: Path, options: WriterOptions) -> dict[str, Outcome]:
     """The formats that take completed scenes, written together: their clips are cut once (timed together)."""
-    from robokit.converters.reasoning import write_annotated
+    from robokit.converters.reasoning.writer import write_annotated
 
     writers = [w for w in map(get_converter, names) if isinstance(w, AnnotatedSceneWriter)]
     if not writers:
@@ -293,6 +294,7 @@ def export(
     log: Log | None = None,
     progress: Progress | None = None,
     verify: bool = True,
+    mapping: Mapping[str, str] | str | Path | None = None,
     wait: bool = True,
     **option_values: Any,
 ) -> ExportJob:
@@ -302,7 +304,8 @@ def export(
     end). With `workers > 1` (or `executor="ray"`) episodes are encoded in worker processes (Ray tasks)
     and assembled in input order, so the output equals the serial one; `workers=0` picks the number from the
     CPUs and the cores one episode keeps busy (`executors.auto_workers`). `progress` is told about every
-    episode each format assembles. `verify=False` skips chunk CRC checks when reading. Writer options come as
+    episode each format assembles. `verify=False` skips chunk CRC checks when reading; `mapping` (a dict or a
+    YAML/JSON file of `topic: channel` pairs) renames channels as `robokit.open` does. Writer options come as
     `options` or as keywords (`crf=40`, `fps=15`; the keyword `task` filters episodes, `options={"task": ...}` sets it).
     Options are checked before anything is read (OptionError); the job's
     status is "partial" when some format produced nothing, and ExportError is raised when nothing converted.
@@ -327,6 +330,7 @@ def export(
     opts = options if isinstance(options, WriterOptions) else \
         WriterOptions.from_mapping({**(options or {}), **option_values}, extra_keys)
     opts = checked_options(formats, opts)
+    channels = load_mapping(mapping)
     if isinstance(workers, bool) or not isinstance(workers, int) or not 0 <= workers <= MAX_WORKERS:
         raise OptionError(f"workers {workers!r}: expected an integer from 0 (automatic) to {MAX_WORKERS}")
     items = items_from_paths(Path(s) for s in sources)
@@ -354,8 +358,9 @@ def export(
             earlier = earlier_formats(previous, dest_path, formats) if opts.overwrite else []
             if opts.overwrite:
                 check_inputs([i.data_path for i in items], [dest_path / n for n in [*formats, *earlier]])
-            inputs = read_items(items, task, note, verify)
-            keys = {name: cache_key(name, {**_options_record(opts), **_out_record(name, dest_path), "verify": verify},
+            inputs = read_items(items, task, note, verify, channels)
+            record = {**_options_record(opts), "verify": verify, **({"mapping": channels} if channels else {})}
+            keys = {name: cache_key(name, {**record, **_out_record(name, dest_path)},
                                     _format_sources(inputs.episodes) + _scene_sources(inputs.scene_paths)
                                     + _annotated_sources(inputs), __version__)
                     for name in formats}

@@ -1,7 +1,8 @@
 """One pass over the episodes for every streaming format: encode each episode once, assemble each format.
 
 Episodes are encoded (read, resampled, images and video encoded) for all formats at once, here or in
-workers; each format assembles its output in its own thread from a small queue, in input order. When
+workers; each format assembles its output in its own thread from a small queue, in input order. Large
+payloads travel as spill files beside the output (only Ray tasks on a cluster return them in memory). When
 anything fails half-way the assemblers are aborted, so no half-written output is renamed into place.
 """
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from robokit.converters.registry import WriteResult
+from robokit.converters.spill import spill_folder
 from robokit.converters.streaming import Encoded, EpisodeContext, StreamingConverter
 from robokit.errors import ConversionError, RobokitError
 from robokit.export.executors import EpisodeTask, Jobs, encode_all, encoded_in_order
@@ -84,27 +86,29 @@ def write_episodes(
     """Write every (converter, plan) from one pass over `inputs.episodes`; a failed format gets its error."""
     jobs: Jobs = tuple((conv.name, plan) for conv, plan in formats)
     progress.start([name for name, _ in jobs], len(inputs.episodes))
-    assemblies = [_Assembly(conv, plan, out_dir, progress) for conv, plan in formats]
-    try:
-        for encoded in _encoded(inputs, jobs, executor, workers, ray_address):
-            for assembly, part in zip(assemblies, encoded, strict=True):
-                assembly.put(part)
-    except BaseException:
-        for assembly in assemblies:
-            assembly.finish(abort=True)
-        progress.stop()
-        raise
-    results = {a.conv.name: a.finish() for a in assemblies}
+    with spill_folder(out_dir) as folder:
+        spill = folder if ray_address is None else None  # a cluster's workers do not see this file system
+        assemblies = [_Assembly(conv, plan, out_dir, progress) for conv, plan in formats]
+        try:
+            for encoded in _encoded(inputs, jobs, executor, workers, ray_address, spill):
+                for assembly, part in zip(assemblies, encoded, strict=True):
+                    assembly.put(part)
+        except BaseException:
+            for assembly in assemblies:
+                assembly.finish(abort=True)
+            progress.stop()
+            raise
+        results = {a.conv.name: a.finish() for a in assemblies}
     progress.stop()
     return results
 
 
-def _encoded(inputs: Inputs, jobs: Jobs, executor: str, workers: int, ray_address: str | None
+def _encoded(inputs: Inputs, jobs: Jobs, executor: str, workers: int, ray_address: str | None, spill: Path | None
              ) -> Iterator[list[Encoded]]:
     """Serially with the episodes already open, else in workers that open them again."""
     if executor == "local" and (workers <= 1 or len(inputs.episodes) < 2):
         for index, episode in enumerate(inputs.episodes):
-            yield encode_all(EpisodeContext(episode, index), jobs)
+            yield encode_all(EpisodeContext(episode, index, spill), jobs)
         return
-    tasks = [EpisodeTask(ref, index, jobs) for index, ref in enumerate(inputs.refs)]
+    tasks = [EpisodeTask(ref, index, jobs, spill) for index, ref in enumerate(inputs.refs)]
     yield from encoded_in_order(tasks, executor, workers, ray_address)

@@ -11,9 +11,11 @@ import numpy as np
 
 from robokit.ros.builders import builder_for
 from robokit.ros.fields import UnsupportedMessage, normalize_type
-from robokit.ros.messages import CameraInfoBuilder, ImageBuilder, TopicBuilder
+from robokit.ros.generic import GenericBuilder
+from robokit.ros.messages import CameraInfoBuilder, ImageBuilder
 from robokit.ros.pixels import image_frame
 from robokit.ros.points import PointsBuilder, cloud_of
+from robokit.ros.topic_builder import TopicBuilder
 from robokit.sources import naming
 from robokit.sources.framesource import TopicClouds, TopicFrames
 from robokit.timeline import CameraInfo, ImageStream, Loss, SkippedTopic, Stream
@@ -29,7 +31,7 @@ Loaded = LoadedWithLosses
 class _Topic:
     topic: str
     msgtype: str
-    builder: TopicBuilder | None
+    builder: TopicBuilder
     reason: str = ""  # set when the whole topic is skipped
     count: int = 0
     failed: int = 0
@@ -59,9 +61,8 @@ class Collector:
         known = self.topics.get(topic)
         if known is None:
             builder = builder_for(topic, msgtype)
-            reason = "" if builder else f"no mapping for type {msgtype or '(no schema)'}"
-            known = self.topics[topic] = _Topic(topic, msgtype, builder, reason)
-            if builder is not None and builder.lazy_frames:
+            known = self.topics[topic] = _Topic(topic, msgtype, builder)
+            if builder.lazy_frames:
                 known.log_times = []
         elif known.msgtype != msgtype:
             known.other_types.add(msgtype)
@@ -73,9 +74,10 @@ class Collector:
         return [t.topic for t in self.topics.values() if not t.reason]
 
     def reject(self, topic: str, reason: str, deliberate: bool = False) -> None:
-        """Skip a whole topic, e.g. when its schema does not parse (a loss unless `deliberate`)."""
+        """Skip a whole topic, e.g. when its schema does not parse (a loss unless `deliberate`, or a type without
+        a builder: such topics were never read before robokit flattened them)."""
         self.topics[topic].reason = reason
-        if deliberate:
+        if deliberate or isinstance(self.topics[topic].builder, GenericBuilder):
             self.deliberate.add(topic)
 
     def rename(self, topic: str, names: Mapping[str, str]) -> None:
@@ -93,7 +95,7 @@ class Collector:
         t.count += 1
         if t.log_times is not None:
             t.log_times.append(log_time)
-        if decode is None or t.reason or t.builder is None:
+        if decode is None or t.reason:
             return
         try:
             t.builder.add(decode(raw), log_time, position)
@@ -139,9 +141,9 @@ class Collector:
             if t.other_types:
                 self.warnings.append(f"{t.topic}: also has types {sorted(t.other_types)}; only {t.msgtype} is read")
             b = t.builder
-            if b is None or t.reason:
+            if t.reason:
                 skip(t, t.reason, t.count)
-                if b is not None and t.count and t.topic not in self.deliberate:  # a mapped topic lost whole
+                if t.count and t.topic not in self.deliberate:  # a mapped topic lost whole
                     self.losses.append(Loss(t.topic, t.reason, t.count))
                 continue
             if t.failed:
@@ -154,6 +156,7 @@ class Collector:
                 self._give_source(t, b, t.log_times)
             built = b.build()
             self.warnings.extend(b.warnings)
+            self.losses.extend(b.losses)
             if not built:
                 if t.count > t.failed or not t.count:
                     skip(t, "no messages" if not t.count else "no usable samples", t.count - t.failed)
@@ -161,7 +164,7 @@ class Collector:
             names = [s.name for s in built]
             value = naming.lookup(self.mapping, t.topic)
             if value:
-                names = naming.apply_mapping(value, names, b.multi)
+                names = naming.apply_mapping(value, names, b.multi, b.group)
             elif t.topic in self.renames:
                 names = [self.renames[t.topic].get(n, n) for n in names]
             for stream, name in zip(built, names, strict=True):

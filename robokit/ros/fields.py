@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -16,6 +18,11 @@ def normalize_type(name: str) -> str:
     """One spelling per type: `sensor_msgs/Image` → `sensor_msgs/msg/Image`; `foxglove_msgs/msg/X` → `foxglove.X`."""
     if name.startswith("foxglove_msgs/"):
         return "foxglove." + name.rsplit("/", 1)[1]
+    return ros_type(name)
+
+
+def ros_type(name: str) -> str:
+    """The spelling typestores register: `sensor_msgs/Image` → `sensor_msgs/msg/Image` (Foxglove's ROS types too)."""
     parts = name.split("/")
     return f"{parts[0]}/msg/{parts[1]}" if len(parts) == 2 else name
 
@@ -33,6 +40,18 @@ class JsonMessage:
             return wrap_json(self._data[name])
         except KeyError:
             raise AttributeError(name) from None
+
+
+def message_fields(obj: Any) -> list[str] | None:
+    """The field names of a decoded message (rosbags dataclass, protobuf message, JSON object); None for a value."""
+    if isinstance(obj, JsonMessage):
+        return list(obj._data)
+    descriptor = getattr(type(obj), "DESCRIPTOR", None)
+    if descriptor is not None and hasattr(descriptor, "fields"):
+        return [f.name for f in descriptor.fields]
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return [f.name for f in dataclasses.fields(obj) if not f.name.startswith("__")]  # rosbags' __msgtype__
+    return None
 
 
 def wrap_json(value: Any) -> Any:
@@ -54,6 +73,11 @@ def first_attr(obj: Any, *names: str, default: Any = None) -> Any:
 
 
 _TIME_FIELDS = (("sec", "nanosec"), ("secs", "nsecs"), ("seconds", "nanos"), ("sec", "nsec"))
+
+
+def time_fields(names: Sequence[str]) -> tuple[str, str] | None:
+    """(seconds, nanoseconds) field names when a message with exactly the fields `names` is a time or duration."""
+    return next((pair for pair in _TIME_FIELDS if set(names) == set(pair)), None)
 
 
 def time_ns(stamp: Any) -> int:

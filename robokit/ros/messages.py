@@ -1,176 +1,34 @@
 """Decoded messages (rosbags, protobuf, JSON: all read by attribute) → stream samples, for every container.
 
 Builders accumulate one topic and build its streams at the end; images keep only timestamps and positions.
+Joints, images, calibration, TF, events and detections are here, motion types in `motion.py`, the shared base
+(clock, ordering, series) in `topic_builder.py`; `BUILDERS` maps every typed builder by message type.
 """
 
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable, Hashable, Iterator, Sequence
-from typing import Any, ClassVar
+from collections.abc import Callable, Hashable, Iterator
+from typing import Any
 
 import numpy as np
 
+from robokit.errors import SourceError
 from robokit.ros.detections import annotation_boxes, annotation_stamp, detection2d_boxes
-from robokit.ros.fields import as_bytes, first_attr, frame_id, header_stamp, quat, time_ns, vec3
+from robokit.ros.fields import first_attr, frame_id, header_stamp, quat, time_ns, vec3
+from robokit.ros.motion import ImuBuilder, OdometryBuilder, PoseBuilder, PosesBuilder, TwistBuilder, WrenchBuilder
 from robokit.ros.pixels import probe
+from robokit.ros.topic_builder import Poses, Rows, TopicBuilder
+from robokit.ros.video import FFMPEG_PACKET, VideoTrack, video_codec
 from robokit.sources import naming
 from robokit.timeline import (
     CameraInfo,
     EventStream,
     FrameSource,
     ImageStream,
-    NumericStream,
-    PoseStream,
     Stream,
-    StreamOrigin,
 )
 from robokit.timeline.detections import detection_channel, encode_boxes
-from robokit.timeline.streams import order_samples
-
-HEADER_CLOCK_MAX_OFFSET_NS = 60 * 10**9
-NEAR_ZERO_NS = 10 * 365 * 86400 * 10**9  # stamps before 1980: simulation time or an unset clock
-
-
-class Clock:
-    """Header stamps and log times of one topic's samples; picks the clock the streams are stamped with."""
-
-    def __init__(self) -> None:
-        self.stamps: list[int] = []
-        self.logs: list[int] = []
-
-    def add(self, stamp: int, log_time: int) -> int:
-        self.stamps.append(stamp)
-        self.logs.append(log_time)
-        return len(self.logs) - 1
-
-    def resolve(self) -> tuple[np.ndarray, str]:
-        """Header stamps when all are non-zero, their median offset from log time is under 60 s and they
-        advance with it (span at least half the log times'); else the log times."""
-        return (self._stamps(), "header") if not self._header_problem() else (self._logs(), "log")
-
-    def _stamps(self) -> np.ndarray:
-        return np.asarray(self.stamps, dtype=np.int64)
-
-    def _logs(self) -> np.ndarray:
-        return np.asarray(self.logs, dtype=np.int64)
-
-    def _header_problem(self) -> str:
-        """Why the header stamps are not the clock ("" when they are)."""
-        stamps, logs = self._stamps(), self._logs()
-        if not len(stamps) or np.any(stamps == 0):
-            return "unset"
-        offset = float(np.median(np.abs(stamps.astype(np.float64) - logs.astype(np.float64))))
-        if offset >= HEADER_CLOCK_MAX_OFFSET_NS:
-            return f"header stamps are {offset / 1e9:.3g} s from the log time (simulation time or another clock)"
-        log_span = int(logs.max() - logs.min())
-        if log_span > 0 and int(stamps.max() - stamps.min()) < log_span // 2:
-            return "header stamps do not advance with the log time"
-        return ""
-
-    def notes(self, topic: str) -> list[str]:
-        """Warnings on the chosen clock: header stamps far from log time or not advancing, stamps near zero."""
-        times, source = self.resolve()
-        notes = []
-        problem = self._header_problem()
-        if problem not in ("", "unset"):
-            notes.append(f"{topic}: {problem}; using the log time")
-        if len(times) and int(times.max()) < NEAR_ZERO_NS:
-            notes.append(f"{topic}: {source} timestamps near zero (simulation time or an unset clock, last at "
-                         f"{int(times.max()) / 1e9:.3f} s); kept as recorded")
-        return notes
-
-
-class TopicBuilder:
-    """Accumulates one topic's messages; `build` returns its streams with default channel names."""
-
-    multi: ClassVar[bool] = False  # several channels per topic: a user mapping renames the group
-    lazy_frames: ClassVar[bool] = False  # needs a FrameSource over the topic's messages
-
-    def __init__(self, topic: str, msgtype: str) -> None:
-        self.topic = topic
-        self.msgtype = msgtype
-        self.clock = Clock()
-        self.warnings: list[str] = []
-        self._times: np.ndarray | None = None
-        self.origin = StreamOrigin(topic, msgtype)
-
-    def add(self, msg: Any, log_time: int, position: int) -> None:
-        raise NotImplementedError
-
-    def build(self) -> list[Stream]:
-        raise NotImplementedError
-
-    def ordered(
-        self, name: str, samples: Sequence[int], content: Callable[[int], Hashable] | None = None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Sorted unique timestamps of `samples` (clock indices) and which samples they keep.
-
-        A sample is a duplicate only when its timestamp and its `content` (of its index in `samples`) equal
-        an earlier one's; samples sharing a timestamp with other content stay, in recorded order, 1 ns apart.
-        """
-        if self._times is None:
-            self._times, source = self.clock.resolve()
-            self.origin = StreamOrigin(self.topic, self.msgtype, source)
-            self.warnings.extend(self.clock.notes(self.topic))
-        idx = np.asarray(samples, dtype=np.int64)
-        ts, keep, dropped, moved = order_samples(self._times[idx], content)
-        if dropped:
-            self.warnings.append(
-                f"{self.topic}: {dropped} sample(s) of {name} dropped (same timestamp and content as an earlier one)"
-            )
-        if moved:
-            self.warnings.append(
-                f"{self.topic}: {moved} sample(s) of {name} share a timestamp with different content; "
-                "kept in recorded order, 1 ns apart"
-            )
-        return ts, keep
-
-
-class _Poses:
-    """Samples of one pose series: clock indices, translations, xyzw quaternions."""
-
-    def __init__(self, parent: str) -> None:
-        self.parent = parent
-        self.samples: list[int] = []
-        self.t: list[tuple[float, float, float]] = []
-        self.q: list[tuple[float, float, float, float]] = []
-
-    def add(self, sample: int, translation: tuple[float, float, float], q: tuple[float, float, float, float]) -> None:
-        self.samples.append(sample)
-        self.t.append(translation)
-        self.q.append(q)
-
-    def stream(self, b: TopicBuilder, name: str, child: str, static: bool = False) -> PoseStream:
-        ts, keep = b.ordered(name, self.samples, lambda i: (self.t[i], self.q[i]))
-        return PoseStream(
-            name,
-            ts,
-            np.asarray(self.t).reshape(-1, 3)[keep],
-            np.asarray(self.q).reshape(-1, 4)[keep],
-            parent_frame=self.parent,
-            child_frame=child,
-            static=static,
-            origin=b.origin,
-        )
-
-
-class _Rows:
-    """Samples of one numeric series: clock indices and value rows."""
-
-    def __init__(self) -> None:
-        self.samples: list[int] = []
-        self.rows: list[Sequence[float] | np.ndarray] = []
-
-    def add(self, sample: int, row: Sequence[float] | np.ndarray) -> None:
-        self.samples.append(sample)
-        self.rows.append(row)
-
-    def stream(self, b: TopicBuilder, name: str, names: Sequence[str], unit: str) -> NumericStream:
-        values = np.asarray(self.rows, dtype=np.float64).reshape(len(self.rows), len(names))
-        ts, keep = b.ordered(name, self.samples, lambda i: values[i].tobytes())
-        return NumericStream(name, ts, values[keep], tuple(names), unit, origin=b.origin)
-
 
 _JOINT_FIELDS = {"position": "rad", "velocity": "rad/s", "effort": "N·m"}
 
@@ -184,7 +42,7 @@ class JointStateBuilder(TopicBuilder):
         super().__init__(topic, msgtype)
         self.names: list[str] | None = None
         self.index: dict[str, int] = {}
-        self.rows = {f: _Rows() for f in _JOINT_FIELDS}
+        self.rows = {f: Rows() for f in _JOINT_FIELDS}
         self.present = dict.fromkeys(_JOINT_FIELDS, False)
         self.unknown: set[str] = set()
 
@@ -252,34 +110,50 @@ class ImageBuilder(TopicBuilder):
     def __init__(self, topic: str, msgtype: str) -> None:
         super().__init__(topic, msgtype)
         self.positions: list[int] = []
-        self.digests: list[int] = []  # per frame, to tell a repeated frame from another one at the same time
         self.layout: tuple[int, int, str, str] | None = None
         self.frame_id = ""
         self.source: FrameSource | None = None
         self.camera_key = naming.camera_name(topic)
+        self.video: VideoTrack | None = None  # coded video: frames decode from the topic's packets
 
     def add(self, msg: Any, log_time: int, position: int) -> None:
-        if self.layout is None:
-            self.layout = probe(msg, self.msgtype)
+        if self.layout is None and self.video is None:
+            codec = video_codec(msg, self.msgtype)
+            self.video = VideoTrack(codec, self.topic) if codec else None
+            self.layout = None if self.video else probe(msg, self.msgtype)
             self.frame_id = frame_id(msg)
+        if self.video is not None:
+            self.video.add(msg, self.msgtype, position)
         self.positions.append(position)
-        data = getattr(msg, "data", b"")
-        buffer = np.ascontiguousarray(data).data if isinstance(data, np.ndarray) else as_bytes(data)  # no copy
-        self.digests.append(zlib.crc32(buffer))
         self.clock.add(header_stamp(msg), log_time)
 
     def build(self) -> list[Stream]:
+        source = self.source
+        if self.video is not None:
+            if self.video.size is None:
+                self.warnings.append(f"{self.topic}: no {self.video.codec} keyframe decodes, so no frame does")
+                return []
+            self.layout = self.video.layout()
+            source = self.video.frames(source, self.topic) if source is not None else None
         if self.layout is None:
             return []
         width, height, encoding, fmt = self.layout
         name = naming.image_channel(self.topic, encoding in ("16UC1", "mono16", "32FC1"))
-        ts, keep = self.ordered(name, range(len(self.positions)), self.digests.__getitem__)
-        positions = np.asarray(self.positions, dtype=np.int64)[keep]
+        samples = range(len(self.positions))
+        if self.video is not None:  # frames before the first keyframe cannot be decoded
+            first = self.video.first_keyframe()
+            samples = range(int(np.searchsorted(self.positions, first)), len(self.positions))
+            if samples.start:
+                self.warnings.append(f"{self.topic}: {samples.start} frame(s) before the first keyframe dropped "
+                                     "(they cannot be decoded)")
+        content = self._content()
+        ts, keep = self.ordered(name, samples, lambda i: content(samples[i]))
+        positions = np.asarray(self.positions, dtype=np.int64)[np.asarray(samples, dtype=np.int64)][keep]
         return [
             ImageStream(
                 name,
                 ts,
-                source=self.source,
+                source=source,
                 positions=positions,
                 width=width,
                 height=height,
@@ -289,6 +163,36 @@ class ImageBuilder(TopicBuilder):
                 origin=self.origin,
             )
         ]
+
+    def _content(self) -> Callable[[int], Hashable]:
+        """Frame i's digest, to tell a repeated frame from another one at the same time.
+
+        Only frames sharing a timestamp are ever asked for; they are re-read from the source together on the
+        first request, so the index pass never hashes pixels. A frame that cannot be re-read counts as unique."""
+        digests: dict[int, Hashable] = {}
+
+        def content(i: int) -> Hashable:
+            if not digests:
+                digests.update(self._shared_digests())
+            return digests[i]
+
+        return content
+
+    def _shared_digests(self) -> dict[int, Hashable]:
+        assert self._times is not None and self.source is not None  # resolved by `ordered`; set by the Collector
+        _, inverse, counts = np.unique(self._times, return_inverse=True, return_counts=True)
+        shared = [int(i) for i in np.flatnonzero(counts[inverse] > 1)]
+        digests: dict[int, Hashable] = {i: ("unread", i) for i in shared}
+        done = 0
+        try:
+            for i, frame in zip(shared, self.source.iter_frames([self.positions[i] for i in shared]), strict=False):
+                content = frame.data if frame.data is not None else np.ascontiguousarray(frame.array()).data
+                digests[i] = zlib.crc32(content)
+                done += 1
+        except SourceError as err:
+            self.warnings.append(f"{self.topic}: {len(shared) - done} frame(s) sharing a timestamp could not be "
+                                 f"re-read to tell repeats ({err}); kept")
+        return digests
 
 
 class CameraInfoBuilder(TopicBuilder):
@@ -324,7 +228,7 @@ class TFBuilder(TopicBuilder):
 
     def __init__(self, topic: str, msgtype: str) -> None:
         super().__init__(topic, msgtype)
-        self.children: dict[str, _Poses] = {}
+        self.children: dict[str, Poses] = {}
         self.reparented = 0
         self.static = naming.tokens(topic) == ["tf_static"]
 
@@ -343,7 +247,7 @@ class TFBuilder(TopicBuilder):
                 parent, child = tf.header.frame_id, tf.child_frame_id
                 stamp, t, q = time_ns(tf.header.stamp), tf.transform.translation, tf.transform.rotation
             parent, child = naming.frame_name(str(parent)), naming.frame_name(str(child))
-            series = self.children.setdefault(child, _Poses(parent))
+            series = self.children.setdefault(child, Poses(parent))
             if series.parent != parent:
                 self.reparented += 1
                 continue
@@ -354,155 +258,6 @@ class TFBuilder(TopicBuilder):
             self.warnings.append(f"{self.topic}: dropped {self.reparented} transforms that changed a frame's parent")
         return [s.stream(self, f"tf/{child}", child, self.static) for child, s in self.children.items()]
 
-
-class PoseBuilder(TopicBuilder):
-    """`<name>/pose` (PoseStamped, PoseWithCovarianceStamped, Foxglove PoseInFrame)."""
-
-    def __init__(self, topic: str, msgtype: str) -> None:
-        super().__init__(topic, msgtype)
-        self.name = naming.topic_name(topic, frozenset({"pose"}), "pose")
-        self.series: _Poses | None = None
-
-    def add(self, msg: Any, log_time: int, position: int) -> None:
-        pose = msg.pose.pose if self.msgtype.endswith("WithCovarianceStamped") else msg.pose
-        if self.series is None:
-            self.series = _Poses(naming.frame_name(frame_id(msg)))
-        self.series.add(self.clock.add(header_stamp(msg), log_time), vec3(pose.position), quat(pose.orientation))
-
-    def build(self) -> list[Stream]:
-        return [self.series.stream(self, f"{self.name}/pose", self.name)] if self.series else []
-
-
-class PosesBuilder(TopicBuilder):
-    """`<name>/pose_<i>` for the i-th pose of PoseArray / Foxglove PosesInFrame messages."""
-
-    multi = True
-
-    def __init__(self, topic: str, msgtype: str) -> None:
-        super().__init__(topic, msgtype)
-        self.name = naming.topic_name(topic, frozenset({"poses"}), "poses")
-        self.series: list[_Poses] = []
-
-    def add(self, msg: Any, log_time: int, position: int) -> None:
-        sample = self.clock.add(header_stamp(msg), log_time)
-        for i, pose in enumerate(msg.poses):
-            if i == len(self.series):
-                self.series.append(_Poses(naming.frame_name(frame_id(msg))))
-            self.series[i].add(sample, vec3(pose.position), quat(pose.orientation))
-
-    def build(self) -> list[Stream]:
-        return [s.stream(self, f"{self.name}/pose_{i}", f"{self.name}_{i}") for i, s in enumerate(self.series)]
-
-
-TWIST_NAMES = ("linear.x", "linear.y", "linear.z", "angular.x", "angular.y", "angular.z")
-TWIST_UNIT = "m/s, rad/s"
-WRENCH_NAMES = ("force.x", "force.y", "force.z", "torque.x", "torque.y", "torque.z")
-WRENCH_UNIT = "N, N·m"
-
-
-class TwistBuilder(TopicBuilder):
-    """`<name>/twist`: 6 dims linear.x … angular.z (Twist, TwistStamped, TwistWithCovarianceStamped)."""
-
-    def __init__(self, topic: str, msgtype: str) -> None:
-        super().__init__(topic, msgtype)
-        self.name = naming.topic_name(topic, frozenset({"twist"}), "twist")
-        self.rows = _Rows()
-
-    def add(self, msg: Any, log_time: int, position: int) -> None:
-        twist = msg
-        while hasattr(twist, "twist"):  # Stamped and WithCovariance wrappers
-            twist = twist.twist
-        self.rows.add(self.clock.add(header_stamp(msg), log_time), vec3(twist.linear) + vec3(twist.angular))
-
-    def build(self) -> list[Stream]:
-        return [self.rows.stream(self, f"{self.name}/twist", TWIST_NAMES, TWIST_UNIT)] if self.rows.rows else []
-
-
-class WrenchBuilder(TopicBuilder):
-    """`<name>/wrench`: 6 dims force.x … torque.z (Wrench, WrenchStamped)."""
-
-    def __init__(self, topic: str, msgtype: str) -> None:
-        super().__init__(topic, msgtype)
-        self.name = naming.topic_name(topic, frozenset({"wrench"}), "wrench")
-        self.rows = _Rows()
-
-    def add(self, msg: Any, log_time: int, position: int) -> None:
-        wrench = getattr(msg, "wrench", msg)
-        self.rows.add(self.clock.add(header_stamp(msg), log_time), vec3(wrench.force) + vec3(wrench.torque))
-
-    def build(self) -> list[Stream]:
-        return [self.rows.stream(self, f"{self.name}/wrench", WRENCH_NAMES, WRENCH_UNIT)] if self.rows.rows else []
-
-
-class OdometryBuilder(TopicBuilder):
-    """`<name>/pose` and `<name>/twist` from nav_msgs Odometry or Foxglove Odometry."""
-
-    multi = True
-
-    def __init__(self, topic: str, msgtype: str) -> None:
-        super().__init__(topic, msgtype)
-        self.name = naming.topic_name(topic, frozenset({"odom", "odometry"}), "odom")
-        self.poses: _Poses | None = None
-        self.child = self.name
-        self.rows = _Rows()
-
-    def add(self, msg: Any, log_time: int, position: int) -> None:
-        sample = self.clock.add(header_stamp(msg), log_time)
-        if self.msgtype == "foxglove.Odometry":
-            pose, twist = msg.pose, vec3(msg.linear_velocity) + vec3(msg.angular_velocity)
-            child = msg.body_frame_id
-        else:
-            pose, twist = msg.pose.pose, vec3(msg.twist.twist.linear) + vec3(msg.twist.twist.angular)
-            child = msg.child_frame_id
-        if self.poses is None:
-            self.poses = _Poses(naming.frame_name(frame_id(msg)))
-            self.child = naming.frame_name(str(child)) or self.name
-        self.poses.add(sample, vec3(pose.position), quat(pose.orientation))
-        self.rows.add(sample, twist)
-
-    def build(self) -> list[Stream]:
-        if self.poses is None:
-            return []
-        return [
-            self.poses.stream(self, f"{self.name}/pose", self.child),
-            self.rows.stream(self, f"{self.name}/twist", TWIST_NAMES, TWIST_UNIT),
-        ]
-
-
-class ImuBuilder(TopicBuilder):
-    """`<name>/orientation` (pose, zero translation), `<name>/angular_velocity`, `<name>/linear_acceleration`."""
-
-    multi = True
-
-    def __init__(self, topic: str, msgtype: str) -> None:
-        super().__init__(topic, msgtype)
-        self.name = naming.topic_name(topic, frozenset({"imu", "data", "data_raw"}), "imu")
-        self.orientation: _Poses | None = None
-        self.frame = self.name
-        self.gyro = _Rows()
-        self.accel = _Rows()
-
-    def add(self, msg: Any, log_time: int, position: int) -> None:
-        sample = self.clock.add(header_stamp(msg), log_time)
-        if self.orientation is None:
-            self.orientation = _Poses("")
-            self.frame = naming.frame_name(frame_id(msg)) or self.name
-        covariance = np.asarray(msg.orientation_covariance, dtype=np.float64)
-        if not (covariance.size and covariance[0] == -1):  # -1: the IMU gives no orientation
-            self.orientation.add(sample, (0.0, 0.0, 0.0), quat(msg.orientation))
-        self.gyro.add(sample, vec3(msg.angular_velocity))
-        self.accel.add(sample, vec3(msg.linear_acceleration))
-
-    def build(self) -> list[Stream]:
-        if self.orientation is None:
-            return []
-        xyz = ("x", "y", "z")
-        streams: list[Stream] = []
-        if self.orientation.samples:
-            streams.append(self.orientation.stream(self, f"{self.name}/orientation", self.frame))
-        streams.append(self.gyro.stream(self, f"{self.name}/angular_velocity", xyz, "rad/s"))
-        streams.append(self.accel.stream(self, f"{self.name}/linear_acceleration", xyz, "m/s²"))
-        return streams
 
 
 class EventBuilder(TopicBuilder):
@@ -553,6 +308,8 @@ BUILDERS: dict[str, type[TopicBuilder]] = {
     "sensor_msgs/msg/CompressedImage": ImageBuilder,
     "foxglove.RawImage": ImageBuilder,
     "foxglove.CompressedImage": ImageBuilder,
+    "foxglove.CompressedVideo": ImageBuilder,
+    FFMPEG_PACKET: ImageBuilder,
     "sensor_msgs/msg/CameraInfo": CameraInfoBuilder,
     "foxglove.CameraCalibration": CameraInfoBuilder,
     "tf2_msgs/msg/TFMessage": TFBuilder,

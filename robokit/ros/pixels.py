@@ -10,6 +10,7 @@ from PIL import Image
 
 from robokit.ros.depth import depth_frame, is_compressed_depth, probe_depth
 from robokit.ros.fields import UnsupportedMessage, as_bytes
+from robokit.ros.video import video_codec
 from robokit.timeline import Frame
 
 # encoding → (dtype, channels, encoding of the decoded frame)
@@ -67,7 +68,11 @@ def encoded_bytes(msg: Any) -> tuple[str, bytes]:
 
 
 def image_frame(msg: Any, msgtype: str) -> Frame:
-    """One image message as a Frame: JPEG/PNG bytes kept as they are, raw images decoded."""
+    """One image message as a Frame: JPEG/PNG bytes kept as they are, raw images decoded; a coded video frame
+    as its packet (`format` the codec)."""
+    codec = video_codec(msg, msgtype)
+    if codec is not None:
+        return Frame(codec, data=as_bytes(msg.data))
     if msgtype in COMPRESSED_TYPES:
         if is_compressed_depth(msg):
             return depth_frame(msg)

@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 
 from robokit.ros.fields import header_stamp, vec3
-from robokit.ros.messages import JointStateBuilder, TopicBuilder, _Rows
+from robokit.ros.messages import JointStateBuilder
 from robokit.ros.points import POINT_BUILDERS
+from robokit.ros.topic_builder import Rows, TopicBuilder
 from robokit.sources import naming
 from robokit.timeline import Stream
 
@@ -32,7 +33,7 @@ class _Fields(TopicBuilder):
     def __init__(self, topic: str, msgtype: str) -> None:
         super().__init__(topic, msgtype)
         self.name = naming.topic_name(topic, self.drop, self.default)
-        self.rows = _Rows()
+        self.rows = Rows()
 
     def values(self, msg: Any) -> Sequence[float]:
         return [_number(getattr(msg, n, None)) for n in self.names]
@@ -67,7 +68,7 @@ class ArrayBuilder(TopicBuilder):
     def __init__(self, topic: str, msgtype: str) -> None:
         super().__init__(topic, msgtype)
         self.name = naming.topic_name(topic, default="array")
-        self.rows = _Rows()
+        self.rows = Rows()
         self.width: int | None = None
         self.resized = 0
 
@@ -100,7 +101,7 @@ class JoyBuilder(TopicBuilder):
     def __init__(self, topic: str, msgtype: str) -> None:
         super().__init__(topic, msgtype)
         self.name = naming.topic_name(topic, frozenset({"joy"}), "joy")
-        self.axes, self.buttons = _Rows(), _Rows()
+        self.axes, self.buttons = Rows(), Rows()
         self.widths: tuple[int, int] | None = None
 
     def add(self, msg: Any, log_time: int, position: int) -> None:

@@ -14,7 +14,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from robokit.ros.fields import UnsupportedMessage, as_bytes, frame_id, header_stamp, quat, vec3
-from robokit.ros.messages import TopicBuilder
+from robokit.ros.topic_builder import TopicBuilder
 from robokit.sources import naming
 from robokit.timeline import Stream
 from robokit.timeline.points import XYZ, XYZI, Cloud, PointSource, PointStream, Scan

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import yaml
 
+from robokit.converters.registry import check_text
 from robokit.errors import OptionError, SourceError
+from robokit.limits import MAX_MAPPING_BYTES, MAX_MAPPING_ENTRIES
 from robokit.timeline.episode import TASK_CHANNEL
 
 # Tokens that say "this is an image" rather than which camera it is.
@@ -33,6 +35,11 @@ CAMERA_TOKENS = frozenset(
         "depth",
         "camera_info",
         "calibration",
+        "video",
+        "compressed_video",
+        "ffmpeg",
+        "h264",
+        "h265",
     }
 )
 DEPTH_TOKEN = "depth"
@@ -81,28 +88,37 @@ def event_channel(topic: str) -> str:
     return f"{topic_name(topic, frozenset({'events'}), 'events')}/events"
 
 
-def apply_mapping(value: str, names: list[str], multi: bool) -> list[str]:
+def apply_mapping(value: str, names: list[str], multi: bool, group: str = "") -> list[str]:
     """Rename a topic's channels with a user mapping value.
 
-    A single-channel topic takes `value` as the channel (a bare group keeps the default field); a topic
-    that gives several channels (joints, tf, odometry, imu) takes the group part of `value` as the group.
+    A single-channel topic takes `value` as the channel (a bare group keeps the default field). A topic that
+    gives several channels (joints, tf, odometry, imu, types flattened by field) takes the whole of `value`
+    in place of their group: `group` when given (a flattened type's topic path), else each name's first part.
     """
-    group = value.split("/", 1)[0]
-    if not multi and "/" in value:
-        return [value for _ in names]
-    return [f"{group}/{name.split('/', 1)[1]}" if "/" in name else group for name in names]
+    if not multi:
+        return [value if "/" in value or "/" not in name else f"{value}/{name.split('/', 1)[1]}" for name in names]
+    out = []
+    for name in names:
+        prefix = group if group and (name == group or name.startswith(group + "/")) else name.split("/", 1)[0]
+        out.append(value + name[len(prefix):])
+    return out
 
 
 def load_mapping(mapping: Mapping[str, str] | str | Path | None) -> dict[str, str]:
-    """A topic → channel mapping from a dict or a YAML/JSON file of `topic: channel` pairs (None → {})."""
+    """A topic → channel mapping from a dict or a YAML/JSON file of `topic: channel` pairs (None → {}), at most
+    MAX_MAPPING_ENTRIES pairs of MAX_TEXT characters each, a file at most MAX_MAPPING_BYTES."""
     if mapping is None:
         return {}
     if isinstance(mapping, str | Path):
         path = Path(mapping)
         try:
+            if path.stat().st_size > MAX_MAPPING_BYTES:
+                raise OptionError(f"{path}: a topic mapping file of {path.stat().st_size} bytes; at most "
+                                  f"{MAX_MAPPING_BYTES} allowed")
             text = path.read_text(encoding="utf-8")
-        except OSError as err:
-            raise SourceError(f"{path}: cannot read the topic mapping file ({err.strerror or err})") from err
+        except (OSError, UnicodeDecodeError) as err:
+            why = err.strerror if isinstance(err, OSError) and err.strerror else err
+            raise SourceError(f"{path}: cannot read the topic mapping file ({why})") from err
         try:
             data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
         except (ValueError, yaml.YAMLError) as err:
@@ -114,11 +130,13 @@ def load_mapping(mapping: Mapping[str, str] | str | Path | None) -> dict[str, st
 def _validated(data: object, where: str) -> dict[str, str]:
     if not isinstance(data, Mapping):
         raise OptionError(f"{where}: a topic mapping must be `topic: channel` pairs, got {type(data).__name__}")
+    if len(data) > MAX_MAPPING_ENTRIES:
+        raise OptionError(f"{where}: {len(data)} topic mapping entries; at most {MAX_MAPPING_ENTRIES} allowed")
     out: dict[str, str] = {}
     for topic, channel in data.items():
         if not isinstance(topic, str) or not isinstance(channel, str) or not topic or not channel.strip("/"):
             raise OptionError(f"{where}: bad entry {topic!r}: {channel!r}; expected `topic: group/field` strings")
-        out[topic] = channel.strip("/")
+        out[check_text(f"{where}: topic", topic)] = check_text(f"{where}: channel", channel.strip("/"))
     return out
 
 

@@ -93,11 +93,11 @@ class MappedFrameSource:
     """Applies a per-frame function lazily on top of another source (e.g. a resize)."""
 
     def __init__(self, base: FrameSource, fn: Callable[[Frame], Frame]) -> None:
-        self._base = base
+        self.base = base
         self._fn = fn
 
     def iter_frames(self, positions: Sequence[int]) -> Iterator[Frame]:
-        for frame in self._base.iter_frames(positions):
+        for frame in self.base.iter_frames(positions):
             yield self._fn(frame)
 
 

@@ -79,7 +79,7 @@ def test_one_line_registers_a_format_both_ways(monkeypatch: pytest.MonkeyPatch) 
     """A `Format` line names the folder's writers and readers; the reader registry sniffs with the latter."""
     from robokit.sources import registry as readers
 
-    toy = registry.Format("mcap", {"toy-mcap": "MCAP"}, ("MCAP_READER",))
+    toy = registry.Format("mcap", {"toy-mcap": "writer:MCAP"}, ("MCAP_READER",))
     monkeypatch.setattr(registry, "_BUILTIN", (toy,))
     monkeypatch.setattr(registry, "_instances", {})
     monkeypatch.setattr(readers, "_registered", [])

@@ -102,6 +102,20 @@ def test_items_list_the_files_holding_their_episodes_and_their_frames(sample_dir
     assert "meta/info.json" in first.files["lerobot"] and "meta/info.json" in second.files["lerobot"]
 
 
+def test_mapped_reads_are_cached_apart_and_reach_the_workers(sample_bag: Path, tmp_path: Path) -> None:
+    """A topic mapping renames channels in every worker and is part of the cache key."""
+    opts = {"fps": 5}  # not another test's options: the export cache is shared by the session
+    export([sample_bag], ["mcap"], tmp_path / "plain", opts)
+    mapped = export([sample_bag], ["mcap"], tmp_path / "mapped", opts, mapping={"/joint_states": "arm"}, workers=2)
+    assert mapped.formats["mcap"].status == "written"
+    (back,) = robokit.open(next((tmp_path / "mapped" / "mcap").rglob("*.mcap")))
+    assert "arm/position" in back.streams and "joints/position" not in back.streams
+    again = export([sample_bag], ["mcap"], tmp_path / "again", opts, mapping={"/joint_states": "arm"})
+    assert again.formats["mcap"].status == "cached"
+    with pytest.raises(OptionError, match="bad entry"):
+        export([sample_bag], ["mcap"], tmp_path / "bad", opts, mapping={"/joint_states": 3})  # type: ignore[dict-item]
+
+
 def test_unverified_reads_are_cached_apart(sample_bag: Path, tmp_path: Path) -> None:
     """A `verify=False` export may hold data from an unchecked damaged chunk: never served to a checked run."""
     opts = {"fps": 10}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 RECORDING_FORMATS = ("webdataset",)  # the episode format every recording is converted to (cheap to write)
-FIXTURE_FORMATS = ("mcap",)  # the public bags hold neither cameras nor joints: MCAP takes every channel
+FIXTURE_FORMATS = ("mcap",)  # the public bags (and custom types) hold neither cameras nor joints: MCAP takes all
 SCENE_FORMATS = ("usd",)
 SCENE_ARGS = ("--collision", "convex-hull")  # CoACD's decomposition takes seconds per mesh: too slow per case
 
@@ -110,6 +110,15 @@ def build_seeds(base: Path, with_fixtures: bool = True) -> list[Seed]:
         # images alone (no state) convert to the Viam layout, not to the step formats
         formats = ("viam-binary",) if kind == "viam-binary" else RECORDING_FORMATS
         seeds.append(Seed(kind, base / kind, "dataset", formats))
+    from tests.ros import custom
+
+    for kind in ("ros2-sqlite3", "mcap-json"):  # a type without a builder, flattened by its fields
+        recording = custom.write(kind, base / f"custom-{kind}")
+        seeds.append(Seed(f"custom-{kind}", recording.parent, recording.name, FIXTURE_FORMATS))
+    from robokit.samples.videobag import write_video_bag
+
+    write_video_bag(base / "ros2-video" / "episode", frames=20, width=64, height=48, gop=8)
+    seeds.append(Seed("ros2-video", base / "ros2-video", "episode", FIXTURE_FORMATS))  # coded video: MCAP copies it
     (base / "manifest" / "rec").parent.mkdir()
     shutil.copytree(bag, base / "manifest" / "rec")
     lines = [{"data_path": "rec", "episode_id": "first", "task": "pick", "tags": {"site": "lab"},

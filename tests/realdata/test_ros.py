@@ -56,6 +56,11 @@ CHANNELS: dict[str, dict[str, tuple[str, Row]]] = {
         "velocity/twist": ("/velocity", _twist),
         "gravity_vector/vector": ("/gravity_vector", lambda m: _xyz(m.vector)),
         "imu_data/angular_velocity": ("/imu_data", lambda m: _xyz(m.angular_velocity)),
+        # custom xsens_mtig types, flattened by their fields (robokit/ros/generic.py)
+        "temperature": ("/temperature", lambda m: [m.reading, m.min_reading, m.max_reading]),
+        "info_gps": ("/info_gps", lambda m: [m.m_nb_sat, m.satellites_locked, m.valid_data]),
+        "info_gps/gps": ("/info_gps", lambda m: [v for g in m.gps for v in (g.m_id, g.m_navigationStatus,
+                                                                           g.m_signalQuality, g.m_signalStrength)]),
     },
     "plotjuggler_fake_joint_state.bag": {
         "fake_joints_state/position": ("/fake_joints_state", lambda m: list(m.position)),
@@ -64,6 +69,8 @@ CHANNELS: dict[str, dict[str, tuple[str, Row]]] = {
     "turtlesim_example.bag": {
         "turtle1_cmd_vel/twist": ("/turtle1/cmd_vel", _twist),
         "turtle2_cmd_vel/twist": ("/turtle2/cmd_vel", _twist),
+        "turtle1/pose": ("/turtle1/pose", lambda m: [m.x, m.y, m.theta, m.linear_velocity, m.angular_velocity]),
+        "turtle2/color_sensor": ("/turtle2/color_sensor", lambda m: [m.r, m.g, m.b]),
     },
     "robot_localization_jackal.bag": {
         "jackal_velocity_controller/pose": ("/jackal_velocity_controller/odom", lambda m: _pose(m.pose.pose)),
@@ -133,11 +140,15 @@ def test_channels_equal_the_source_messages(name: str, ros_roots: dict[str, Path
 
 
 def test_what_info_reports_on_real_recordings(capsys: pytest.CaptureFixture[str], ros_roots: dict[str, Path]) -> None:
-    """Unmapped types listed with their counts; exact repeats dropped and counted; sim-time stamps named."""
+    """Custom types listed as channels; exact repeats dropped and counted; sim-time stamps named."""
     names = ("plotjuggler_tilt_laser.bag", "generated_odometry_mcap", "inorbit_ros2_sensors")
     assert main(["info", "--json", *(str(ros_roots[n]) for n in names)]) == 0
     tilt, odom, ros2 = json.loads(capsys.readouterr().out)
-    assert {(s["topic"], s["count"]) for s in tilt["skipped"]} == {("/info_gps", 61), ("/temperature", 121)}
+    assert not tilt["skipped"]
+    custom = {(s["channel"], s["msgtype"], s["count"]) for s in tilt["streams"] if s["msgtype"].startswith("xsens")}
+    gps, thermistor = "xsens_mtig/msg/GPSInfoStatus2", "xsens_mtig/msg/Thermistor"
+    assert custom == {("info_gps", gps, 61), ("info_gps/gps", gps, 61), ("temperature", thermistor, 61)}
+    assert "/temperature: 60 sample(s) of temperature dropped (same timestamp and content" in " ".join(tilt["warnings"])
     assert "/velocity: 60 sample(s) of velocity/twist dropped (same timestamp and content" in " ".join(tilt["warnings"])
     assert any(w.startswith("/odom: header stamps are") and "using the log time" in w for w in odom["warnings"])
     rates = {s["channel"]: s["rate_hz"] for s in ros2["streams"]}  # header stamps all zero: the log time

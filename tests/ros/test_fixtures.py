@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import robokit
-from robokit.timeline import Episode, EventStream, PoseStream
+from robokit.timeline import Episode, EventStream, NumericStream, PoseStream
 
 TURTLESIM = {
     "/tf": 2688,
@@ -107,7 +107,10 @@ def test_turtlesim_mapped_topics(shared_fixtures: Path, name: str) -> None:
     assert t1.parent_frame == t2.parent_frame == "world" and not t1.static
     assert carrot.static and carrot.parent_frame == "turtle1"
     assert len(ep["turtle1_cmd_vel/twist"]) == 357 and len(ep["turtle2_cmd_vel/twist"]) == 208
-    assert ep.start_ns >= 1396293887844783943 and 21.0 < ep.duration_s < 21.8
+    pose = ep["turtle1/pose"]  # turtlesim/Pose, flattened by its fields; /rosout's first message starts the episode
+    assert isinstance(pose, NumericStream) and pose.names == ("x", "y", "theta", "linear_velocity", "angular_velocity")
+    assert len(pose) == 1344 and ep["rosout/msg"].kind == "event"
+    assert ep.start_ns == ep["rosout"].start_ns >= 1396293885935147790 and 23.0 < ep.duration_s < 23.8
 
 
 def test_unsorted_chunks_in_time_order_near_the_epoch(shared_fixtures: Path) -> None:

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from robokit.ros import messages
+from robokit.ros import topic_builder
 from robokit.ros.builders import builder_for
 from robokit.ros.fields import wrap_json
+from robokit.ros.generic import GenericBuilder
+from robokit.ros.messages import ImageBuilder
+from robokit.timeline.images import ArrayFrameSource
 
 
 def test_clock_choice() -> None:
     def clock(stamps: list[int], logs: list[int]) -> tuple[list[int], str]:
-        c = messages.Clock()
+        c = topic_builder.Clock()
         for s, t in zip(stamps, logs, strict=True):
             c.add(s, t)
         times, source = c.resolve()
@@ -37,17 +40,17 @@ def test_joint_state_by_name_and_json() -> None:
     assert any("'z'" in w for w in b.warnings)
 
 
-def test_unmapped_type_has_no_builder() -> None:
-    assert builder_for("/x", "turtlesim/msg/Pose") is None
+def test_type_without_a_builder_is_flattened() -> None:
+    assert isinstance(builder_for("/x", "turtlesim/msg/Pose"), GenericBuilder)
 
 
 def test_clock_notes_sim_time_and_stamps_near_zero() -> None:
     s = 10**18
-    sim = messages.Clock()
+    sim = topic_builder.Clock()
     for i in range(3):
         sim.add(100 + i, s + i)
     assert sim.resolve()[1] == "log" and "header stamps are 1e+09 s from the log time" in sim.notes("/odom")[0]
-    zero = messages.Clock()
+    zero = topic_builder.Clock()
     for i in range(3):
         zero.add(0, i * 10**9)
     (note,) = zero.notes("foo")
@@ -67,7 +70,7 @@ def test_plain_types_have_builders() -> None:
 
 def test_header_stamps_that_do_not_advance_are_not_the_clock() -> None:
     """A driver stamping every message with one time would squeeze the stream into nanoseconds."""
-    c = messages.Clock()
+    c = topic_builder.Clock()
     for i in range(5):
         c.add(10**18, 10**18 + i * 10**8)
     assert c.resolve()[1] == "log"
@@ -83,3 +86,19 @@ def test_foxglove_location_fix_is_a_fix() -> None:
     (stream,) = b.build()
     assert stream.name == "gps/fix" and stream.values.tolist() == [[48.1, 11.6, 520], [49.1, 11.6, 520]]
     assert stream.timestamps.tolist() == [100 * 10**9, 101 * 10**9] and stream.origin.time_source == "header"
+
+
+def test_repeated_image_frames_told_apart_by_content() -> None:
+    """Frames sharing a timestamp are re-read only then: the same pixels drop, other pixels stay 1 ns apart."""
+    b = builder_for("/cam/image_raw", "sensor_msgs/msg/Image")
+    assert isinstance(b, ImageBuilder)
+    pixels = [np.full((2, 2, 3), v, np.uint8) for v in (1, 2, 2, 3, 4)]
+    stamps = [10, 20, 20, 20, 30]  # frame 2 repeats frame 1; frame 3 shares their time with other pixels
+    for i, (px, t) in enumerate(zip(pixels, stamps, strict=True)):
+        msg = wrap_json({"header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": "cam"}, "height": 2, "width": 2,
+                         "encoding": "rgb8", "step": 6, "data": list(px.tobytes())})
+        b.add(msg, t, i)
+    b.source = ArrayFrameSource(pixels)
+    (stream,) = b.build()
+    assert stream.timestamps.tolist() == [10, 20, 21, 30] and stream.positions.tolist() == [0, 1, 3, 4]
+    assert any("1 sample(s) of camera/rgb dropped" in w for w in b.warnings), b.warnings

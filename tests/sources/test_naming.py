@@ -58,7 +58,10 @@ def test_apply_mapping() -> None:
         "arm/position",
         "arm/velocity",
     ]
-    assert naming.apply_mapping("frames/x", ["tf/base"], multi=True) == ["frames/base"]
+    assert naming.apply_mapping("frames/x", ["tf/base"], multi=True) == ["frames/x/base"]  # the whole value
+    generic = ["arm/state", "arm/state/q", "arm/state/target"]  # a flattened type: the topic path is the group
+    assert naming.apply_mapping("robot", generic, multi=True, group="arm/state") == ["robot", "robot/q", "robot/target"]
+    assert naming.apply_mapping("a/b", ["arm/state/q"], multi=True, group="arm/state") == ["a/b/q"]
     assert naming.lookup({"/foo": "bar/events"}, "foo") == "bar/events"
 
 
@@ -86,6 +89,21 @@ def test_load_mapping_bad_content(tmp_path: Path, text: str, suffix: str) -> Non
         naming.load_mapping(path)
 
 
+def test_load_mapping_bounds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(OptionError, match="control characters"):
+        naming.load_mapping({"/a": "x\ny"})
+    with pytest.raises(OptionError, match="at most 4096"):
+        naming.load_mapping({"/a": "x" * 5000})
+    monkeypatch.setattr(naming, "MAX_MAPPING_ENTRIES", 2)
+    with pytest.raises(OptionError, match="3 topic mapping entries; at most 2"):
+        naming.load_mapping({"/a": "a", "/b": "b", "/c": "c"})
+    monkeypatch.setattr(naming, "MAX_MAPPING_BYTES", 10)
+    big = tmp_path / "big.yaml"
+    big.write_text("/a: aaaaaaaaaaaaaaa\n")
+    with pytest.raises(OptionError, match="at most 10 allowed"):
+        naming.load_mapping(big)
+
+
 def test_load_mapping_missing_file(tmp_path: Path) -> None:
     with pytest.raises(SourceError, match="cannot read the topic mapping"):
         naming.load_mapping(tmp_path / "absent.yaml")
@@ -96,11 +114,12 @@ def test_mapping_renames_channels(tmp_path: Path, bags: Any, ros2_msgs: Any) -> 
     mapping = tmp_path / "map.yaml"
     mapping.write_text(
         "/camera/front/image_raw: top/rgb\n/camera/side/image_raw: top/rgb\n/joint_states: arm\n"
-        "/cmd_vel: base_cmd\n/tf: frames\nnotes: log/events\n"
+        "/cmd_vel: base_cmd\n/tf: frames\nnotes: log/events\n/kv: diag/kv\n"
     )
     ep = bags.open_one(bag, mapping)
     s = ep.streams
     assert {"top/rgb", "top/rgb_2", "arm/position", "arm/velocity", "base_cmd/twist", "frames/base"} <= set(s)
+    assert {"diag/kv/key", "diag/kv/value"} <= set(s)  # a type flattened by its fields: the whole group renamed
     assert {"front/rgb", "joints/position", "cmd_vel/twist", "tf/base"}.isdisjoint(s) and "log/events" in s
     assert s["top/rgb"].origin is not None and s["top/rgb"].origin.topic == "/camera/front/image_raw"
     assert any("already taken" in w for w in ep.warnings)

@@ -1,7 +1,1 @@
 """LeRobot v3.0 datasets (`--to lerobot`)."""
-
-from robokit.converters.lerobot.writer import LeRobotWriter
-
-LEROBOT = LeRobotWriter()
-
-__all__ = ["LEROBOT", "LeRobotWriter"]

@@ -46,3 +46,22 @@ class FileCounter:
 
     def path(self, template: str, **keys: str) -> str:
         return template.format(chunk_index=self.chunk, file_index=self.file, **keys)
+
+
+def split_ranges(labels: list[str]) -> tuple[dict[str, str], str]:
+    """info.json `splits` from each episode's recorded split ("" = train): `start:end` episode ranges when every
+    split is one contiguous run, else all `train` and a warning (LeRobot cannot express other sets)."""
+    count = len(labels)
+    named = [label or "train" for label in labels]
+    runs: list[tuple[str, int, int]] = []
+    for index, label in enumerate(named):
+        if runs and runs[-1][0] == label:
+            runs[-1] = (label, runs[-1][1], index + 1)
+        else:
+            runs.append((label, index, index + 1))
+    if len(runs) == len({label for label, _, _ in runs}):
+        return {label: f"{start}:{end}" for label, start, end in runs}, ""
+    recorded = {label: [i for i, x in enumerate(named) if x == label] for label, _, _ in runs}
+    return {"train": f"0:{count}"}, ("recorded splits are not contiguous episode ranges, which LeRobot `splits` "
+                                     f"cannot express: written as train 0:{count} (episodes by split: {recorded})")
+

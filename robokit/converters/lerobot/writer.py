@@ -8,9 +8,9 @@ it aggregates datasets.
 
 from __future__ import annotations
 
-import io
 import json
 import math
+import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from robokit.converters.actions import ActionMeaning, meaning_of
 from robokit.converters.episodes import trace
-from robokit.converters.lerobot.depth import DEPTH_MAX, DepthVideoEncoder, depth_info, depth_stats, drop_small_depth
+from robokit.converters.lerobot.depth import DEPTH_MAX, depth_info, drop_small_depth
 from robokit.converters.lerobot.keys import agreed_source_keys, agreed_tasks, data_columns, feature_keys
 from robokit.converters.lerobot.layout import (
     CHUNKS_SIZE,
@@ -34,11 +34,12 @@ from robokit.converters.lerobot.layout import (
     DEFAULT_FEATURES,
     EPISODES_PATH,
     MAX_FILE_MB,
-    MAX_VIDEO_SECONDS,
     VIDEO_FILE_MB,
     VIDEO_PATH,
     FileCounter,
+    split_ranges,
 )
+from robokit.converters.lerobot.videos import CameraFiles, Video, camera_video
 from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import PreparedEpisode, default_fps, select_cameras
 from robokit.converters.registry import ExtraOption, WriteResult
@@ -46,9 +47,9 @@ from robokit.converters.staging import staged_dir
 from robokit.converters.stats import ImageStats, merge_image_stats, to_json, vector_stats
 from robokit.converters.streaming import Encoded, EpisodeContext, accepted, prepared_signature, write_streaming
 from robokit.converters.vectors import pose_names, pose_vector
-from robokit.converters.video import MAX_GOP, VideoConcatenator, VideoEncoder, VideoSettings, video_info
+from robokit.converters.video import MAX_GOP, VideoSettings, video_info
 from robokit.errors import ChannelError, OptionError
-from robokit.timeline import Episode, ImageStream
+from robokit.timeline import Episode
 
 CODEC = ExtraOption("codec", str, "av1", "Video codec: av1 (libsvtav1) or h264 (libx264).", ("av1", "h264"))
 CRF = ExtraOption("crf", int, 30, "Video quality: constant rate factor (lower is better; h264 up to 51).",
@@ -62,7 +63,6 @@ VIDEO_FILE = ExtraOption("video_file_mb", float, float(VIDEO_FILE_MB), "Roll MP4
 DATA_FILE = ExtraOption("data_file_mb", float, float(DATA_FILE_MB), "Roll data Parquet files over at this size (MB).",
                         low=0, high=MAX_FILE_MB, above=True)
 EXTRA_OPTIONS = (CODEC, CRF, GOP, PRESET, VIDEO_FILE, DATA_FILE)
-_STATS_SAMPLES = 100  # frames per episode fed to the image statistics
 _GLOBAL_COLUMNS = ("episode_index", "index", "task_index")  # filled in by assembly, in dataset order
 
 
@@ -96,26 +96,16 @@ class _Schema:
 
 
 @dataclass
-class _Video:
-    """One camera of one episode: an MP4 with pts from frame 0, its frame count and image statistics."""
-
-    mp4: bytes
-    frames: int
-    stats: ImageStats
-    depth: bool = False  # a depth map: quantized 12-bit millimetres (`lerobot.depth`)
-    clipped: int = 0  # depth pixels beyond the quantizer's maximum, stored as that maximum
-
-
-@dataclass
 class _Episode:
     """One encoded episode: its per-frame columns (but the global ones), camera videos and traceability."""
 
     schema: _Schema
     columns: dict[str, np.ndarray]
-    videos: dict[str, _Video]
+    videos: dict[str, Video]
     task: str
     n_frames: int
     trace: dict[str, Any]  # the `robokit.*` columns of the episodes table
+    split: str = ""  # the recorded split (HDF5 `mask/valid`, ...), "" when none
 
 
 class LeRobotWriter:
@@ -159,10 +149,14 @@ class LeRobotWriter:
         fps = int(p.fps)
         cameras = sorted(p.cameras)
         keys = feature_keys(p, dict(plan.source_keys))
+        # as many cameras as cores: one SVT-AV1 thread per encoder (its own pools cost memory, not speed)
+        video = replace(plan.video, threads=1) if len(cameras) >= (os.cpu_count() or 1) else plan.video
         with ThreadPoolExecutor(max_workers=max(1, len(cameras))) as pool:
-            futures = {cam: pool.submit(_encode_video, p.cameras[cam], p.n_frames, fps, plan.video) for cam in cameras}
+            futures = {cam: pool.submit(camera_video, cam, p.cameras[cam], p.n_frames, fps, video,
+                                        plan.options.extra.get(CODEC.name)) for cam in cameras}
             columns, vectors, not_written = _episode_columns(p, fps, plan.options.quat_order, keys)
             videos = {cam: future.result() for cam, future in futures.items()}
+        notes = [v.note for v in videos.values() if v.note]
         schema = _Schema(fps, tuple((key, json.dumps(feature)) for key, feature in vectors.items()),
                          tuple(keys[f"pose:{name}"] for name in p.poses),
                          tuple((cam, p.cameras[cam].width, p.cameras[cam].height) for cam in cameras),
@@ -171,9 +165,10 @@ class LeRobotWriter:
         traced = {"robokit.source": fields["source"], "robokit.segment": [int(t) for t in fields["segment"]],
                   "robokit.segment_version": fields["segment_version"],
                   "robokit.grid_start_ns": int(p.timestamps[0])}
-        episode = _Episode(schema, columns, videos, p.task, p.n_frames, traced)
+        episode = _Episode(schema, columns, videos, p.task, p.n_frames, traced, p.source.meta.tags.get("split", ""))
         signature = {**prepared_signature(p), "feature keys": sorted(keys.values())}
-        return Encoded(ctx.index, p.source.id, episode, p.n_frames, signature, warnings=left_out + not_written)
+        return Encoded(ctx.index, p.source.id, episode, p.n_frames, signature,
+                       warnings=[*left_out, *not_written, *notes])
 
     def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
         result = WriteResult(warnings=list(plan.warnings))
@@ -186,6 +181,7 @@ class LeRobotWriter:
                                         f"{DEPTH_MAX:g} m stored as {DEPTH_MAX:g} m"
                                         for cam, v in part.data.videos.items() if v.clipped]
             dataset.write_meta()
+            result.warnings += [w for w in [dataset.split_warning] if w]
             result.files = sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
         return result
 
@@ -242,25 +238,6 @@ def _episode_columns(p: PreparedEpisode, fps: int, quat_order: str, keys: dict[s
     return columns, vectors, not_written
 
 
-def _encode_video(stream: ImageStream, n_frames: int, fps: int, settings: VideoSettings) -> _Video:
-    """One camera of one episode as an in-memory MP4, with statistics of about `_STATS_SAMPLES` frames."""
-    buffer = io.BytesIO()
-    depth = stream.is_depth  # frames in uint16 millimetres (prepare)
-    encoder = (DepthVideoEncoder(buffer, stream.width, stream.height, fps, settings.gop) if depth
-               else VideoEncoder(buffer, stream.width, stream.height, fps, settings))
-    stats = depth_stats() if depth else ImageStats()
-    stride = max(1, n_frames // _STATS_SAMPLES)
-    try:
-        for i, frame in enumerate(stream.frames()):
-            pixels = frame.array()
-            encoder.add(pixels)
-            if i % stride == 0:
-                stats.add(pixels if pixels.dtype == np.uint8 or depth else np.zeros((1, 1, 3), np.uint8))
-    finally:
-        encoder.close()
-    return _Video(buffer.getvalue(), encoder.frames, stats, depth, getattr(encoder, "clipped", 0))
-
-
 class _DataFiles:
     """The data Parquet files: one row group per episode, rolled over once a file reaches `max_bytes`."""
 
@@ -290,41 +267,6 @@ class _DataFiles:
             self._writer = None
 
 
-class _CameraFiles:
-    """One camera's continuous MP4 files: episodes remuxed in order, rolled over by size and by duration."""
-
-    def __init__(self, root: Path, key: str, fps: int, max_bytes: float) -> None:
-        self.root = root
-        self.key = key
-        self.fps = fps
-        self.max_bytes = max_bytes
-        self.counter = FileCounter()
-        self.first_file: Path | None = None
-        self._out: VideoConcatenator | None = None
-
-    def add(self, video: _Video) -> dict[str, Any]:
-        """Append one episode's MP4; returns where it went (the episodes table's `videos/<key>/*` columns)."""
-        out = self._out
-        if out is not None and (out.frames / self.fps + video.frames / self.fps > MAX_VIDEO_SECONDS
-                                or out.size >= self.max_bytes):
-            self.close()
-            self.counter.advance()
-        if self._out is None:
-            path = self.root / self.counter.path(VIDEO_PATH, video_key=self.key)
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._out = VideoConcatenator(path, self.fps)
-            self.first_file = self.first_file or path
-        start, end = self._out.append(video.mp4)
-        prefix = f"videos/{self.key}/"
-        return {prefix + "chunk_index": self.counter.chunk, prefix + "file_index": self.counter.file,
-                prefix + "from_timestamp": start / self.fps, prefix + "to_timestamp": end / self.fps}
-
-    def close(self) -> None:
-        if self._out is not None:
-            self._out.close()
-            self._out = None
-
-
 class _DatasetWriter:
     """Writes one dataset root from encoded episodes, in order: data and videos as they come, then meta/."""
 
@@ -332,10 +274,12 @@ class _DatasetWriter:
         self.root = root
         self.plan = plan
         self.data = _DataFiles(root, plan.data_mb * 1e6)
-        self.videos: dict[str, _CameraFiles] = {}
+        self.videos: dict[str, CameraFiles] = {}
         self.first: _Episode | None = None
         self.tasks: dict[str, int] = dict(plan.tasks)  # text → index, the source's when it had a table
         self.records: list[dict[str, Any]] = []
+        self.splits: list[str] = []
+        self.split_warning = ""
         self.values: dict[str, list[np.ndarray]] = {}
         self.image_stats: dict[str, list[ImageStats]] = {}
         self.frames = 0
@@ -345,9 +289,10 @@ class _DatasetWriter:
         and what the global stats need."""
         if self.first is None:
             self.first = ep
-            self.videos = {cam: _CameraFiles(self.root, ep.schema.key(cam), ep.schema.fps, self.plan.video_mb * 1e6)
+            self.videos = {cam: CameraFiles(self.root, ep.schema.key(cam), ep.schema.fps, self.plan.video_mb * 1e6)
                            for cam, _, _ in ep.schema.cameras}
         n, start, ep_index = ep.n_frames, self.frames, len(self.records)
+        self.splits.append(ep.split)
         columns = {**ep.columns, "episode_index": np.full(n, ep_index, dtype=np.int64),
                    "index": start + ep.columns["frame_index"],
                    "task_index": np.full(n, self._task_index(ep.task), dtype=np.int64)}
@@ -409,6 +354,8 @@ class _DatasetWriter:
                     "video.video_backend": "pyav", "video.extra_options": {}, "is_depth_map": False}
             if self.first.videos[cam].depth:
                 info = {**video_info(first_file), **depth_info(settings.gop)}
+            elif self.first.videos[cam].copied_gop:  # the recorded stream's own: no crf or preset of ours
+                info.update({"video.g": self.first.videos[cam].copied_gop, "video.crf": None, "video.preset": None})
             features[schema.key(cam)] = {"dtype": "video", "shape": [height, width, info["video.channels"]],
                                          "names": ["height", "width", "channels"], "info": info}
         features.update(DEFAULT_FEATURES)
@@ -417,6 +364,7 @@ class _DatasetWriter:
     def _info(self, features: dict[str, Any]) -> dict[str, Any]:
         assert self.first is not None
         count = len(self.records)
+        splits, self.split_warning = split_ranges(self.splits)
         return {
             "codebase_version": CODEBASE_VERSION, "fps": self.first.schema.fps, "features": features,
             "total_episodes": count, "total_frames": self.frames, "total_tasks": len(self.tasks),
@@ -424,7 +372,7 @@ class _DatasetWriter:
             "video_files_size_in_mb": math.ceil(self.plan.video_mb), "data_path": DATA_PATH,
             "video_path": VIDEO_PATH if self.videos else None,
             "robot_type": self.plan.options.robot_type or self.first.schema.robot_type or None,
-            "splits": {"train": f"0:{count}"},
+            "splits": splits,
         }
 
     def _write_tasks(self) -> None:
@@ -492,3 +440,6 @@ def _episode_schema(row: dict[str, Any]) -> pa.Schema:
             typ = pa.int64()
         fields.append(pa.field(key, typ))
     return pa.schema(fields)
+
+
+LEROBOT = LeRobotWriter()

@@ -1,7 +1,1 @@
 """MCAP writer: one file per episode, Foxglove protobuf or ROS 2 CDR, aligned channels plus derived topics."""
-
-from robokit.converters.mcap.writer import McapConverter
-
-MCAP = McapConverter()
-
-__all__ = ["MCAP", "McapConverter"]

@@ -18,8 +18,11 @@ from robokit.converters.mcap.encoding import Encoder, Floats, Kind
 from robokit.converters.mcap.images import is_raw, payloads
 from robokit.converters.mcap.tftree import Edge, Note, Tree, slug
 from robokit.converters.mcap.topic import Messages, Topic, TopicNames, carries, derived
+from robokit.converters.videocopy import copyable
+from robokit.ros.video import FOXGLOVE_FORMATS
 from robokit.sources.naming import event_channel, image_channel, joints_group
 from robokit.timeline import CameraInfo, EventStream, ImageStream, NumericStream
+from robokit.timeline.video import CodedVideo
 
 JOINT_FIELDS = ("position", "velocity", "effort")
 NOMINAL_FOV_DEG = 60.0
@@ -98,13 +101,18 @@ def image_topics(cameras: Mapping[str, ImageStream], enc: Encoder, names: TopicN
         frame_id = camera_frame(name, s)
         topic = names.take(f"{base}/image")
         kind: Kind = "raw_image" if is_raw(s) else "compressed_image"
-        if s.format in ("jpeg", "png"):
+        video, why = copyable(s, tuple(FOXGLOVE_FORMATS))
+        messages = _image_messages(enc, s, frame_id, prefer, pool)
+        if video is not None:
+            kind, messages = "compressed_video", _video_messages(enc, s, frame_id, video)
+            notes.append(("info", f"{name}: {video.codec} packets passed through as foxglove.CompressedVideo"))
+        elif s.format in ("jpeg", "png"):
             notes.append(("info", f"{name}: {s.format.upper()} frames passed through"))
         else:
             how = "written raw" if is_raw(s) else f"encoded once as {prefer} (PNG where JPEG cannot hold them)"
-            notes.append(("info", f"{name}: {s.width}x{s.height} {s.encoding} frames {how}"))
-        topics.append(Topic(topic, kind, len(s), _image_messages(enc, s, frame_id, prefer, pool),
-                            carries({image_channel(topic, s.is_depth): name})))
+            notes.append(("warning" if why else "info", f"{name}: {s.width}x{s.height} {s.encoding} frames {how}"
+                          + (f"; coded video not passed through: {why}" if why else "")))
+        topics.append(Topic(topic, kind, len(s), messages, carries({image_channel(topic, s.is_depth): name})))
         meta: dict[str, str] = {}
         camera = s.camera
         if camera is None:
@@ -123,6 +131,17 @@ def _image_messages(enc: Encoder, s: ImageStream, frame_id: str, prefer: str, po
                 yield t, enc.raw_image(t, frame_id, data, s.encoding)
             else:
                 yield t, enc.compressed_image(t, frame_id, fmt, data)
+
+    return messages
+
+
+def _video_messages(enc: Encoder, s: ImageStream, frame_id: str, video: CodedVideo) -> Messages:
+    """One CompressedVideo message per recorded packet, bytes as recorded (keyframes carry their parameter sets)."""
+    fmt = FOXGLOVE_FORMATS[video.codec]
+
+    def messages() -> Iterator[tuple[int, bytes]]:
+        for t, packet in zip(s.timestamps.tolist(), video.packets(s.positions.tolist()), strict=True):
+            yield t, enc.compressed_video(t, frame_id, fmt, packet.data)
 
     return messages
 

@@ -17,12 +17,14 @@ from mcap_protobuf.decoder import DecoderFactory as ProtobufDecoders
 from mcap_ros2.decoder import DecoderFactory as Ros2Decoders
 
 from robokit.ros.fields import frame_id, header_stamp, normalize_type, time_ns
+from robokit.ros.video import FOXGLOVE_FORMATS
 from robokit.sources.sniff import MCAP_MAGIC
 
 ENCODING_PAIRS = {("protobuf", "protobuf"), ("cdr", "ros2msg"), ("cdr", "ros2idl")}
 TRANSFORMS = ("foxglove.FrameTransforms", "tf2_msgs/msg/TFMessage")
 COMPRESSED = ("foxglove.CompressedImage", "sensor_msgs/msg/CompressedImage")
 RAW = ("foxglove.RawImage", "sensor_msgs/msg/Image")
+VIDEO = ("foxglove.CompressedVideo", "foxglove_msgs/msg/CompressedVideo")
 CALIBRATIONS = ("foxglove.CameraCalibration", "sensor_msgs/msg/CameraInfo")
 POSES = ("foxglove.PosesInFrame", "foxglove.PoseInFrame", "nav_msgs/msg/Path")
 IMAGE_FORMATS = ("jpeg", "png", "webp", "avif")
@@ -107,6 +109,10 @@ def _message(out: _Findings, topic: str, schema: str, msg: Any, log_time: int) -
         out.image_frames.add(frame_id(msg))
         if msg.format not in IMAGE_FORMATS:
             out.add(f"{topic}: image format {msg.format!r} is not one of {', '.join(IMAGE_FORMATS)}")
+    elif schema in VIDEO:
+        out.image_frames.add(frame_id(msg))
+        if msg.format not in FOXGLOVE_FORMATS.values():
+            out.add(f"{topic}: video format {msg.format!r} is not one of {', '.join(FOXGLOVE_FORMATS.values())}")
     elif schema in RAW:
         out.image_frames.add(frame_id(msg))
         if len(msg.data) != msg.step * msg.height:

@@ -15,8 +15,8 @@ import numpy.typing as npt
 from robokit.timeline import CameraInfo
 from robokit.timeline.points import Scan
 
-Kind = Literal["joint_states", "compressed_image", "raw_image", "calibration", "transforms", "poses", "log", "text",
-               "event", "point_cloud", "laser_scan"]
+Kind = Literal["joint_states", "compressed_image", "compressed_video", "raw_image", "calibration", "transforms",
+               "poses", "log", "text", "event", "point_cloud", "laser_scan"]
 Level = Literal["info", "warning"]
 Floats = npt.NDArray[np.float64]
 
@@ -34,6 +34,8 @@ class Encoder(Protocol):
                      effort: Floats | None) -> bytes: ...
 
     def compressed_image(self, stamp: int, frame_id: str, fmt: str, data: bytes) -> bytes: ...
+
+    def compressed_video(self, stamp: int, frame_id: str, fmt: str, data: bytes) -> bytes: ...
 
     def raw_image(self, stamp: int, frame_id: str, pixels: np.ndarray, encoding: str) -> bytes: ...
 

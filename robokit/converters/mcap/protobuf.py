@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from foxglove_schemas_protobuf.CameraCalibration_pb2 import CameraCalibration
 from foxglove_schemas_protobuf.CompressedImage_pb2 import CompressedImage
+from foxglove_schemas_protobuf.CompressedVideo_pb2 import CompressedVideo
 from foxglove_schemas_protobuf.Event_pb2 import Event
 from foxglove_schemas_protobuf.FrameTransforms_pb2 import FrameTransforms
 from foxglove_schemas_protobuf.LaserScan_pb2 import LaserScan
@@ -27,6 +28,7 @@ from robokit.timeline.points import Scan
 
 CLASSES: dict[Kind, Any] = {
     "compressed_image": CompressedImage,
+    "compressed_video": CompressedVideo,
     "raw_image": RawImage,
     "calibration": CameraCalibration,
     "transforms": FrameTransforms,
@@ -67,6 +69,11 @@ class ProtobufEncoder:
 
     def compressed_image(self, stamp: int, frame_id: str, fmt: str, data: bytes) -> bytes:
         msg = CompressedImage(frame_id=frame_id, format=fmt, data=data)
+        _stamp(msg.timestamp, stamp)
+        return bytes(msg.SerializeToString())
+
+    def compressed_video(self, stamp: int, frame_id: str, fmt: str, data: bytes) -> bytes:
+        msg = CompressedVideo(frame_id=frame_id, format=fmt, data=data)
         _stamp(msg.timestamp, stamp)
         return bytes(msg.SerializeToString())
 

@@ -12,25 +12,23 @@ from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
-from mcap._message_queue import make_message_queue
-from mcap.data_stream import ReadDataStream
 from mcap.reader import McapReader, make_reader
-from mcap.records import Channel, Chunk, ChunkIndex, DataEnd, Message, Schema
+from mcap.records import Channel, Chunk, DataEnd, Message, Schema
 from mcap.stream_reader import StreamReader, breakup_chunk
 from mcap.summary import Summary
-from mcap_protobuf.decoder import DecoderFactory as ProtobufDecoderFactory
 
+from robokit.converters.mcap.chunks import ChunkError, LogTimeQueue, RawMessage, messages_in, read_chunk
 from robokit.digest import source_digest
 from robokit.errors import SourceError
 from robokit.ros.bagdir import BagDir, Decompress, check_bag_counts, read_bag_dir
 from robokit.ros.collect import Collector, Decode, Loaded, Scan
-from robokit.ros.fields import normalize_type, wrap_json
+from robokit.ros.fields import ros_type, wrap_json
 from robokit.ros.ros_types import ros_decoder
 from robokit.sources.registry import ReadOptions
 from robokit.sources.sniff import MCAP_MAGIC, is_mcap
 from robokit.timeline import Episode, EpisodeMeta
 
-Item = tuple[Schema | None, Channel, Message]
+Item = tuple[Schema | None, Channel, RawMessage]
 # Channel metadata robokit's MCAP writer sets: the timeline channel of each default stream name (JSON), and
 # why a topic is derived (such topics are not recorded streams and are skipped).
 CHANNELS_KEY = "robokit.channels"
@@ -52,11 +50,13 @@ def make_decoder(schema: Schema | None, channel: Channel, decompress: Decompress
         raise ValueError(f"channel encoding {encoding!r} without a schema")
     elif encoding == "cdr" and schema.encoding in ("ros2msg", "ros2idl"):
         fmt = "idl" if schema.encoding == "ros2idl" else "msg"
-        decode = ros_decoder(normalize_type(schema.name), schema.data.decode(), fmt, "cdr")
+        decode = ros_decoder(ros_type(schema.name), schema.data.decode(), fmt, "cdr")
     elif encoding == "ros1" and schema.encoding == "ros1msg":
-        decode = ros_decoder(normalize_type(schema.name), schema.data.decode(), "msg", "ros1")
+        decode = ros_decoder(ros_type(schema.name), schema.data.decode(), "msg", "ros1")
     elif encoding == "protobuf":
-        found = ProtobufDecoderFactory().decoder_for(encoding, schema)
+        from mcap_protobuf.decoder import DecoderFactory  # imported on first use: it loads protobuf
+
+        found = DecoderFactory().decoder_for(encoding, schema)
         if found is None:
             raise ValueError(f"protobuf channel with a {schema.encoding!r} schema")
         decode = found
@@ -174,7 +174,9 @@ def linear_records(
                 elif isinstance(record, Message) and record.channel_id in channels:
                     channel = channels[record.channel_id]
                     count += 1
-                    yield schemas.get(channel.schema_id), channel, record
+                    message = RawMessage(record.channel_id, record.sequence, record.log_time, record.publish_time,
+                                         record.data)
+                    yield schemas.get(channel.schema_id), channel, message
     except Exception as err:  # unfinished recordings end mid-record
         if warn is not None:
             warn(f"data ends early after {count} messages ({type(err).__name__}: {err})")
@@ -192,32 +194,31 @@ def indexed_messages(
 
     Chunks are read as the order reaches them; a damaged one (CRC mismatch when `verify`, bad compression or
     records) is skipped and told to `damaged`, the other chunks still read."""
-    queue = make_message_queue(log_time_order=True)
+    queue = LogTimeQueue()
+    channels = summary.channels
+    wanted = {c for c, ch in channels.items() if topics is None or ch.topic in topics}
     for index in summary.chunk_indexes:
         if start is not None and index.message_end_time < start:
             continue
         ids = index.message_index_offsets
-        if topics is None or not ids or any(c in summary.channels and summary.channels[c].topic in topics for c in ids):
-            queue.push(index)
+        if topics is None or not ids or any(c in wanted for c in ids):
+            queue.push_chunk(index)
     while queue:
         item = queue.pop()
-        if not isinstance(item, ChunkIndex):
-            yield item[0]
+        if isinstance(item, RawMessage):
+            channel = channels[item.channel_id]
+            yield summary.schemas.get(channel.schema_id), channel, item
             continue
         offset = item.chunk_start_offset
         try:
-            f.seek(offset + 1 + 8)
-            chunk = Chunk.read(ReadDataStream(f))
-        except Exception as err:
+            found = list(messages_in(read_chunk(f, offset, verify), wanted.__contains__))
+        except (ChunkError, OSError) as err:
             if damaged is not None:
-                damaged(f"unreadable chunk at byte {offset} skipped ({type(err).__name__}: {err})")
+                damaged(f"damaged chunk at byte {offset} skipped ({type(err).__name__}: {err})")
             continue
-        for n, record in enumerate(_chunk_records(f, offset, chunk, verify, damaged)):
-            if not isinstance(record, Message) or (start is not None and record.log_time < start):
-                continue
-            channel = summary.channels.get(record.channel_id)
-            if channel is not None and (topics is None or channel.topic in topics):
-                queue.push(((summary.schemas.get(channel.schema_id), channel, record), offset, n))
+        for n, message in enumerate(found):
+            if start is None or message.log_time >= start:
+                queue.push_message(message, offset, n)
 
 
 def _channel_names(channel: Channel) -> dict[str, str]:
@@ -246,7 +247,7 @@ def _index_file(path: Path, col: Collector, decoders: _Decoders, verify: bool, c
             except Exception as err:
                 col.reject(channel.topic, f"cannot decode {channel_type(schema) or 'schema'}: {err}")
 
-    def feed(channel: Channel, message: Message) -> None:
+    def feed(channel: Channel, message: RawMessage) -> None:
         col.feed(channel.topic, message.log_time, message.data, by_channel[channel.id])
 
     def lost(what: str) -> None:

@@ -11,15 +11,17 @@ import numpy as np
 import yaml
 from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2.metadata import dump_qos_v9
-from rosbags.typesys import Stores, get_typestore
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from robokit.converters.mcap.encoding import Floats, Kind, Level, packed_points, projection
+from robokit.ros.video import COMPRESSED_VIDEO, COMPRESSED_VIDEO_MSG
 from robokit.timeline import CameraInfo
 from robokit.timeline.points import Scan
 
 TYPES: dict[Kind, str] = {
     "joint_states": "sensor_msgs/msg/JointState",
     "compressed_image": "sensor_msgs/msg/CompressedImage",
+    "compressed_video": COMPRESSED_VIDEO,
     "raw_image": "sensor_msgs/msg/Image",
     "calibration": "sensor_msgs/msg/CameraInfo",
     "transforms": "tf2_msgs/msg/TFMessage",
@@ -38,7 +40,10 @@ _NEVER = QosTime(2147483647, 4294967295)  # rclcpp's "infinite" duration as rosb
 
 @lru_cache(maxsize=1)
 def _store() -> Any:
-    return get_typestore(Stores.LATEST)
+    """The standard ROS 2 types and foxglove_msgs CompressedVideo (coded video passed through)."""
+    store = get_typestore(Stores.LATEST)
+    store.register(get_types_from_msg(COMPRESSED_VIDEO_MSG, COMPRESSED_VIDEO))
+    return store
 
 
 class Ros2Encoder:
@@ -88,6 +93,11 @@ class Ros2Encoder:
         msg = self.store.types[TYPES["compressed_image"]](
             header=self._hdr(stamp, frame_id), format=fmt, data=np.frombuffer(data, dtype=np.uint8))
         return self._serialize("compressed_image", msg)
+
+    def compressed_video(self, stamp: int, frame_id: str, fmt: str, data: bytes) -> bytes:
+        msg = self.store.types[COMPRESSED_VIDEO](
+            timestamp=self._stamp(stamp), frame_id=frame_id, format=fmt, data=np.frombuffer(data, dtype=np.uint8))
+        return self._serialize("compressed_video", msg)
 
     def raw_image(self, stamp: int, frame_id: str, pixels: np.ndarray, encoding: str) -> bytes:
         px = np.ascontiguousarray(pixels, dtype=pixels.dtype.newbyteorder("<"))

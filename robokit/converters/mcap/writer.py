@@ -8,7 +8,6 @@ reason, and the folder appears only when complete.
 from __future__ import annotations
 
 import heapq
-import io
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -124,16 +123,16 @@ class McapConverter:
         return _Plan(options, s, tuple(file_name(ep.id, used, ".mcap") for ep in episodes))
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
-        """The episode's whole MCAP file, and its warning notes."""
+        """The episode's whole MCAP file (written to a spill file as it is made), and its warning notes."""
         ep, s = ctx.episode, plan.settings
         enc = encoder_for(s.encoding)
-        buf = io.BytesIO()
-        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool:
+        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool, ctx.spilling() as spill:
             aligned, frames, notes = align(ep, plan.options)
             p = topic_plan(ep, aligned, plan.options, s.image_format, enc, pool, notes)
             record = episode_record(ep, p, plan.options, s.encoding)
-            write_file(buf, p.topics, enc, {"robokit.episode": record}, robot_description(ep), p.t0)
-        return Encoded(ctx.index, ep.id, buf.getvalue(), frames,
+            write_file(spill.file, p.topics, enc, {"robokit.episode": record}, robot_description(ep), p.t0)
+            payload = spill.payload()
+        return Encoded(ctx.index, ep.id, payload, frames,
                        warnings=[f"{ep.id}: {text}" for level, text in notes if level == "warning"])
 
     def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
@@ -141,7 +140,7 @@ class McapConverter:
         with staged_dir(out_dir / self.name, overwrite=plan.options.overwrite) as root:
             for part in accepted(self.name, parts, result):
                 name = plan.names[part.index]
-                (root / name).write_bytes(part.data)
+                part.data.move_to(root / name)
                 result.files.append(name)
                 result.episode_files[part.episode_id] = [name]
         return result
@@ -151,3 +150,6 @@ class McapConverter:
         from robokit.converters.mcap.check import check_folder
 
         return check_folder(format_dir)
+
+
+MCAP = McapConverter()

@@ -84,3 +84,6 @@ class MjcfWriter(SceneConverter):
         mjcf.set_statistic(doc.statistic, self._key_points(prepared))
         ET.indent(xml, space="  ")
         ET.ElementTree(xml).write(root / "scene.xml", encoding="unicode", xml_declaration=False)
+
+
+MJCF = MjcfWriter()

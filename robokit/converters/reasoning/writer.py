@@ -266,3 +266,7 @@ def write_annotated(writers: Sequence[AnnotatedSceneWriter], scenes: Sequence[Sc
         return results
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+COSMOS_REASON = CosmosReasonWriter()
+TAO_VL_REASON = TaoVlReasonWriter()

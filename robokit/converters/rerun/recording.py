@@ -23,12 +23,15 @@ from robokit.converters.mcap.derived_topics import end_effector, episode_events
 from robokit.converters.mcap.tftree import Edge, Note, Tree, build_tree
 from robokit.converters.options import WriterOptions
 from robokit.converters.streaming import EpisodeContext
+from robokit.converters.videocopy import copyable
 from robokit.errors import ConversionError
 from robokit.timeline import Episode, EventStream, ImageStream, NumericStream, PoseStream
+from robokit.timeline.video import CodedVideo
 
 APPLICATION_ID = "robokit"
 IMAGE_BATCH = 64  # frames per send_columns call: bounds the encoded bytes held at once per camera
 MEDIA_TYPES = {"jpeg": "image/jpeg", "png": "image/png"}
+VIDEO_CODECS = {"h264": "H264", "hevc": "H265", "av1": "AV1"}  # coded video → rr.VideoCodec (Annex B / OBUs)
 
 
 @dataclass(frozen=True)
@@ -148,12 +151,13 @@ def _derived(rr: Any, rec: Any, grid: Grid, ep: Episode, options: WriterOptions,
 
 def _camera(rr: Any, rec: Any, grid: Grid, ctx: EpisodeContext, name: str, s: ImageStream, settings: Settings,
             notes: list[Note]) -> str:
-    """`cameras/<channel>`: EncodedImage (EncodedDepthImage for depth) in the camera's image plane and its
-    Pinhole; the entity, or "" if skipped."""
+    """`cameras/<channel>`: EncodedImage (EncodedDepthImage for depth; VideoStream for coded video, its packets
+    as recorded) in the camera's image plane and its Pinhole; the entity, or "" if skipped."""
     recorded = ctx.episode.streams.get(name)
     fmt = recorded_format(recorded) if isinstance(recorded, ImageStream) else "raw"
+    video, why = copyable(s, tuple(VIDEO_CODECS)) if hasattr(rr, "VideoStream") else (None, "")
     try:
-        spec = image_spec(name, first_frame(s), fmt, settings.image_format)
+        spec = image_spec(name, first_frame(s), fmt, settings.image_format) if video is None else None
     except ConversionError as exc:
         notes.append(("warning", f"{name}: not written ({exc})"))
         return ""
@@ -167,6 +171,13 @@ def _camera(rr: Any, rec: Any, grid: Grid, ctx: EpisodeContext, name: str, s: Im
     k = np.asarray(camera.k, dtype=np.float64).reshape(3, 3)
     rec.log(path, rr.Pinhole(image_from_camera=k, resolution=[camera.width, camera.height], parent_frame=frame,
                                child_frame=plane), rr.CoordinateFrame(plane), static=True)
+    if video is not None:
+        notes.append(("info", f"{name}: {video.codec} packets passed through as VideoStream"))
+        _video(rr, rec, grid, path, s, video)
+        return path
+    assert spec is not None
+    if why:
+        notes.append(("warning", f"{name}: coded video not passed through: {why}"))
     how = "passed through" if spec.format == fmt else f"encoded once as {spec.format}"
     notes.append(("info", f"{name}: {s.width}x{s.height} frames {how}"))
     media = MEDIA_TYPES[spec.format]
@@ -177,6 +188,19 @@ def _camera(rr: Any, rec: Any, grid: Grid, ctx: EpisodeContext, name: str, s: Im
         rec.send_columns(path, grid.indexes(rr, s.timestamps[start:start + len(batch)]),
                          archetype.columns(blob=batch, media_type=[media] * len(batch)))
     return path
+
+
+def _video(rr: Any, rec: Any, grid: Grid, path: str, s: ImageStream, video: CodedVideo) -> None:
+    """VideoStream samples: one recorded packet per frame at the frame's time (no B-frames: pts = dts)."""
+    rec.log(path, rr.VideoStream(codec=getattr(rr.VideoCodec, VIDEO_CODECS[video.codec])), static=True)
+    batch: list[bytes] = []
+    start = 0
+    for i, packet in enumerate(video.packets(s.positions.tolist())):
+        batch.append(packet.data)
+        if len(batch) == IMAGE_BATCH or i == len(s) - 1:
+            rec.send_columns(path, grid.indexes(rr, s.timestamps[start:start + len(batch)]),
+                             rr.VideoStream.columns(sample=batch))
+            start, batch = start + len(batch), []
 
 
 def _batches(items: Sequence[bytes], size: int) -> Iterator[tuple[int, list[bytes]]]:

@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from robokit.converters.consumers import RERUN
+from robokit.converters.consumers import RERUN as RERUN_SDK
 from robokit.converters.episodes import file_name
 from robokit.converters.images import IMAGE_FORMAT, IMAGE_OPTIONS, JPEG_QUALITY
 from robokit.converters.mcap.plan import align
@@ -54,7 +54,7 @@ class RerunConverter:
     name = "rerun"
     description = "Rerun .rrd per episode: Scalars, EncodedImage + Pinhole, Transform3D, TextLog, a blueprint"
     extra_options = IMAGE_OPTIONS
-    consumer = RERUN
+    consumer = RERUN_SDK
 
     def check_options(self, options: WriterOptions) -> None:
         require_sdk()
@@ -81,8 +81,10 @@ class RerunConverter:
                       "episode_id": ep.meta.episode_id, "source_format": ep.meta.source_format,
                       "robot_type": options.robot_type or ep.meta.robot_type, "fps": f"{fps:g}",
                       "resample": options.resample, "frame": options.frame}
-        data = record(ctx, aligned, fps, notes, plan.settings, properties)
-        return Encoded(ctx.index, ep.id, data, frames,
+        with ctx.spilling() as spill:
+            spill.file.write(record(ctx, aligned, fps, notes, plan.settings, properties))
+            payload = spill.payload()
+        return Encoded(ctx.index, ep.id, payload, frames,
                        warnings=[f"{ep.id}: {text}" for level, text in notes if level == "warning"])
 
     def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
@@ -90,7 +92,7 @@ class RerunConverter:
         with staged_dir(out_dir / self.name, overwrite=plan.settings.options.overwrite) as root:
             for part in accepted(self.name, parts, result):
                 name = plan.names[part.index]
-                (root / name).write_bytes(part.data)
+                part.data.move_to(root / name)
                 result.files.append(name)
                 result.episode_files[part.episode_id] = [name]
         return result
@@ -101,3 +103,6 @@ class RerunConverter:
         from robokit.converters.rerun.check import check_folder
 
         return check_folder(format_dir)
+
+
+RERUN = RerunConverter()

@@ -1,21 +1,24 @@
 """`tf.train.Example` in protobuf wire format, encoded and decoded with numpy (no TensorFlow).
 
 The encoder emits exactly what protobuf's deterministic serializer emits for the same features
-(TFDS serializes that way), as a list of chunks so large image payloads are never copied into one buffer.
+(TFDS serializes that way), as chunks so large image payloads are never copied into one buffer.
 The decoder accepts any valid encoding (packed or not, any field order).
 """
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping, Sequence
+import itertools
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import BinaryIO
 
 import numpy as np
 
+from robokit.converters.spill import SpilledFrames
 from robokit.errors import SourceError
 
 # A feature value: encoded bytes per element (BytesList), float32 (FloatList) or int64 (Int64List).
 Value = list[bytes] | np.ndarray
+Feature = Sequence[bytes] | np.ndarray  # what the encoder takes: any sequence of encoded elements
 _BYTES, _FLOAT, _INT64 = 1, 2, 3
 _SHIFTS = np.arange(10, dtype=np.uint64) * np.uint64(7)
 
@@ -60,8 +63,9 @@ def decode_varints(buf: bytes | memoryview) -> np.ndarray:
     return np.add.reduceat(parts, starts).view(np.int64)
 
 
-def _list_payload(value: Value) -> tuple[int, list[bytes], int]:
-    """(Feature field number, payload chunks, payload size) of one feature value."""
+def _list_payload(value: Feature) -> tuple[int, Iterable[bytes], int]:
+    """(Feature field number, payload chunks, payload size) of one feature value; frames of a `SpilledFrames`
+    are read one at a time as the chunks are consumed."""
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "f":
             data = np.ascontiguousarray(value, dtype="<f4").tobytes()
@@ -75,13 +79,9 @@ def _list_payload(value: Value) -> tuple[int, list[bytes], int]:
             return field, [], 0
         head = b"\x0a" + varint(len(data))
         return field, [head, data], len(head) + len(data)
-    chunks: list[bytes] = []
-    size = 0
-    for item in value:
-        head = b"\x0a" + varint(len(item))
-        chunks += (head, item)
-        size += len(head) + len(item)
-    return _BYTES, chunks, size
+    lengths = value.lengths if isinstance(value, SpilledFrames) else [len(item) for item in value]
+    size = sum(1 + len(varint(n)) + n for n in lengths)
+    return _BYTES, (part for n, item in zip(lengths, value, strict=True) for part in (b"\x0a" + varint(n), item)), size
 
 
 def _map_order(key: str) -> bytes:
@@ -89,9 +89,10 @@ def _map_order(key: str) -> bytes:
     return key.encode() + b"\xff"
 
 
-def encode_example(features: Mapping[str, Value]) -> tuple[list[bytes], int]:
-    """A serialized Example as (chunks, total size); `b"".join(chunks)` is the message."""
-    body: list[bytes] = []
+def encode_example(features: Mapping[str, Feature]) -> tuple[Iterable[bytes], int]:
+    """A serialized Example as (chunks, total size); `b"".join(chunks)` is the message. The chunks are
+    produced as they are consumed, so spilled image frames are never all in memory."""
+    body: list[Iterable[bytes]] = []
     body_size = 0
     for key in sorted(features, key=_map_order):
         field, payload, size = _list_payload(features[key])
@@ -102,10 +103,10 @@ def encode_example(features: Mapping[str, Value]) -> tuple[list[bytes], int]:
         value_head = b"\x12" + varint(feature_size)
         entry_size = len(key_part) + len(value_head) + feature_size
         entry_head = b"\x0a" + varint(entry_size)
-        body += (entry_head, key_part, value_head, list_head, *payload)
+        body += ((entry_head, key_part, value_head, list_head), payload)
         body_size += len(entry_head) + entry_size
     head = b"\x0a" + varint(body_size)
-    return [head, *body], len(head) + body_size
+    return itertools.chain((head,), *body), len(head) + body_size
 
 
 def _read_varint(buf: memoryview, pos: int) -> tuple[int, int]:

@@ -6,7 +6,7 @@ The same framing `tf.io.TFRecordWriter` writes, so TensorFlow verifies our CRCs 
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
@@ -36,7 +36,7 @@ def record_header(length: int) -> bytes:
     return raw + _CRC.pack(masked_crc(raw))
 
 
-def write_record(out: BinaryIO, chunks: Sequence[bytes], size: int) -> int:
+def write_record(out: BinaryIO, chunks: Iterable[bytes], size: int) -> int:
     """Frame one payload given as chunks (their total is `size`) into `out`; returns the bytes written."""
     out.write(record_header(size))
     crc = 0

@@ -46,7 +46,7 @@ from robokit.converters.points import (
 from robokit.converters.prepare import PreparedEpisode
 from robokit.converters.registry import ExtraOption, WriteResult
 from robokit.converters.rlds import features as ft
-from robokit.converters.rlds.example import Value, encode_example
+from robokit.converters.rlds.example import Feature, encode_example
 from robokit.converters.rlds.layout import (
     DATASET_INFO,
     FEATURES,
@@ -60,6 +60,7 @@ from robokit.converters.rlds.layout import (
 )
 from robokit.converters.rlds.records import framed_size, write_record
 from robokit.converters.shards import Shard, ShardSet, item_shards, shard_bytes
+from robokit.converters.spill import Payload
 from robokit.converters.staging import staged_dir
 from robokit.converters.streaming import Encoded, EpisodeContext, accepted, prepared_signature, write_streaming
 from robokit.converters.vectors import pose_key, pose_names, pose_vectors
@@ -188,14 +189,14 @@ class _Schema:
         return ft.features_dict({"steps": ft.dataset(ft.features_dict(step)),
                                  "episode_metadata": ft.features_dict(metadata)})
 
-    def example(self, p: PreparedEpisode, images: dict[str, list[bytes]]) -> dict[str, Value]:
+    def example(self, p: PreparedEpisode, images: dict[str, Sequence[bytes]]) -> dict[str, Feature]:
         """The flat Example features of one episode."""
         n = p.n_frames
         last = np.zeros(n, dtype=bool)
         last[-1] = True
         first = np.zeros(n, dtype=bool)
         first[0] = True
-        out: dict[str, Value] = {
+        out: dict[str, Feature] = {
             "steps/observation/state": p.state.values.astype(np.float32),
             "steps/reward": last.astype(np.float32),
             "steps/discount": np.ones(n, dtype=np.float32),
@@ -237,10 +238,10 @@ class _Split:
         self.shards = ShardSet(root, target, lambda i, n: shard_name(name, split, i, n), label=split)
         self.num_bytes = 0
 
-    def add(self, chunks: list[bytes], size: int) -> None:
-        framed = framed_size(size)
-        write_record(self.shards.file_for(framed), chunks, size)
-        self.shards.added(framed)
+    def add(self, record: Payload, size: int) -> None:
+        """One framed record (`record`) of a `size`-byte payload."""
+        record.copy_to(self.shards.file_for(record.size))
+        self.shards.added(record.size)
         self.num_bytes += size
 
 
@@ -273,13 +274,14 @@ class RldsWriter:
         return _Plan(options, settings, frozenset(val), tuple(cut), point_capacity)
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
-        """One episode as one serialized `tf.train.Example` (its images encoded per step)."""
+        """One episode as one framed TFRecord of a serialized `tf.train.Example` (its images encoded per step)."""
         p = ctx.prepared(plan.options)
         schema = _Schema.of(p, plan.options, plan.settings, plan.point_capacity)
         images = {channel: ctx.images(channel, p.cameras[channel], spec, plan.settings.jpeg_quality)
                   for channel, (_, spec) in schema.cameras.items()}
         chunks, size = encode_example(schema.example(p, images))
-        return Encoded(ctx.index, p.source.id, (chunks, size, schema), p.n_frames,
+        record = ctx.deferred(framed_size(size), lambda out: write_record(out, chunks, size))
+        return Encoded(ctx.index, p.source.id, (record, size, schema), p.n_frames,
                        {**prepared_signature(p), "images": schema.cameras, "points": schema.points},
                        warnings=grid_notes(p, plan.options.resample))
 
@@ -296,10 +298,10 @@ class RldsWriter:
                 for split in splits.values():
                     stack.enter_context(split.shards)
                 for part in accepted(self.name, parts, result):
-                    chunks, size, episode_schema = part.data
+                    record, size, episode_schema = part.data
                     schema = schema or episode_schema
                     name = "val" if part.index in plan.val else "train"
-                    splits[name].add(chunks, size)
+                    splits[name].add(record, size)
                     ids[name].append(part.episode_id)
                 written = {s: (split.shards.finish(), split.num_bytes) for s, split in splits.items()}
             folder = root.relative_to(staging).as_posix()
@@ -342,3 +344,5 @@ def _write_metadata(root: Path, settings: _Settings, schema: _Schema, written: d
     }
     (root / DATASET_INFO).write_text(json.dumps(info, indent=4, sort_keys=True))
 
+
+RLDS = RldsWriter()

@@ -84,3 +84,6 @@ class UsdWriter(SceneConverter):
                             self.world_direction(light.position, convention))
         build.add_dome(stage, f"{top}/Lights")
         stage.GetRootLayer().Save()
+
+
+USD = UsdWriter()

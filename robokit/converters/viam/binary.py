@@ -122,3 +122,6 @@ class ViamBinaryWriter:
         result.files = sorted(p.relative_to(out_dir / self.name).as_posix()
                               for p in (out_dir / self.name).rglob("*") if p.is_file())
         return result
+
+
+VIAM_BINARY = ViamBinaryWriter()

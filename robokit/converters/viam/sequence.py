@@ -248,3 +248,6 @@ def _sequence_row(episode: Episode, plan: _Plan, sequence_id: str) -> dict[str, 
             "end_at": episode.end_ns // per, "task": (tags or ("",))[0],
             "robokit.episode_id": episode.id, "robokit.source": t["source"],
             "robokit.segment": [int(v) for v in t["segment"]], "robokit.segment_version": t["segment_version"]}
+
+
+VIAM_SEQUENCE = ViamSequenceWriter()

@@ -14,7 +14,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -142,7 +142,7 @@ def _json(value: dict[str, Any]) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":")).encode()
 
 
-def step_samples(key: str, index: int, p: PreparedEpisode, schema: _Schema, images: dict[str, list[bytes]],
+def step_samples(key: str, index: int, p: PreparedEpisode, schema: _Schema, images: dict[str, Sequence[bytes]],
                  clouds: dict[str, list[np.ndarray]]) -> Iterator[list[Member]]:
     """One sample per step: its members, sorted by name."""
     n = p.n_frames
@@ -160,7 +160,7 @@ def step_samples(key: str, index: int, p: PreparedEpisode, schema: _Schema, imag
         yield [(f"{sample_key}.{ext}", data) for ext, data in sorted(members.items())]
 
 
-def episode_sample(key: str, index: int, p: PreparedEpisode, schema: _Schema, images: dict[str, list[bytes]],
+def episode_sample(key: str, index: int, p: PreparedEpisode, schema: _Schema, images: dict[str, Sequence[bytes]],
                    clouds: dict[str, list[np.ndarray]]) -> list[Member]:
     """One sample for the whole episode: `steps.npz`, one image member per camera and step, one `.npy` per
     point stream and step, `meta.json`."""
@@ -214,18 +214,28 @@ class WebDatasetWriter:
                      tuple(episode_key(ep.id, taken) for ep in episodes))
 
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
-        """One episode's samples (members as (name, bytes)), their tar size, fps and `keys` description."""
+        """One episode's samples as tar members (spilled), how many samples, its fps and `keys` description."""
         p = ctx.prepared(plan.options)
         schema = _Schema.of(p, plan.options, plan.image_format)
         images = {channel: ctx.images(channel, p.cameras[channel], spec, plan.jpeg_quality)
                   for channel, (_, spec) in schema.cameras.items()}
         key = plan.keys[ctx.index]
         clouds = schema.clouds(p)
-        group = (list(step_samples(key, ctx.index, p, schema, images, clouds)) if plan.layout == "step"
-                 else [episode_sample(key, ctx.index, p, schema, images, clouds)])
-        size = sum(member_size(len(data)) for sample in group for _, data in sample)
-        return Encoded(ctx.index, p.source.id, (group, size, p.fps, schema.describe(p, plan.layout)), p.n_frames,
-                       {**prepared_signature(p), "images": schema.cameras, "points": schema.points},
+
+        def samples() -> Iterator[list[Member]]:  # one step's images at a time (the episode layout: all at once)
+            if plan.layout == "step":
+                return step_samples(key, ctx.index, p, schema, images, clouds)
+            return iter([episode_sample(key, ctx.index, p, schema, images, clouds)])
+
+        def write(out: BinaryIO) -> None:
+            for sample in samples():
+                for name, data in sample:
+                    write_member(out, name, data)
+
+        sizes = [sum(member_size(len(data)) for _, data in sample) for sample in samples()]
+        members = ctx.deferred(sum(sizes), write)
+        return Encoded(ctx.index, p.source.id, (members, len(sizes), p.fps, schema.describe(p, plan.layout)),
+                       p.n_frames, {**prepared_signature(p), "images": schema.cameras, "points": schema.points},
                        warnings=grid_notes(p, plan.options.resample))
 
     def assemble(self, parts: Iterable[Encoded], out_dir: Path, plan: _Plan) -> WriteResult:
@@ -237,17 +247,14 @@ class WebDatasetWriter:
             fps: set[float] = set()
             ids: list[str] = []
             for part in accepted(self.name, parts, result):
-                group, size, episode_fps, episode_keys = part.data
+                members, n_samples, episode_fps, episode_keys = part.data
                 ids.append(part.episode_id)
                 keys = keys or episode_keys
                 fps.add(episode_fps)
-                out = shards.file_for(size)
-                for sample in group:
-                    for name, data in sample:
-                        write_member(out, name, data)
-                shards.added(size)
+                members.copy_to(shards.file_for(members.size))
+                shards.added(members.size)
                 samples += [0] * (shards.current_index + 1 - len(samples))
-                samples[shards.current_index] += len(group)
+                samples[shards.current_index] += n_samples
             written = shards.finish()
             result.episode_files = {ep: [name] for ep, name in zip(ids, item_shards(written), strict=True)}
             assert keys is not None
@@ -273,3 +280,6 @@ def _write_metadata(root: Path, prefix: str, layout: str, shards: list[Shard], s
                "num_samples": sum(samples), "num_episodes": result.episodes, "num_steps": result.frames,
                "fps": fps.pop() if len(fps) == 1 else None, "index": index_name(prefix), "keys": keys}
     (root / DATASET_JSON).write_text(json.dumps(dataset, indent=2))
+
+
+WEBDATASET = WebDatasetWriter()

@@ -370,6 +370,25 @@ def test_robomimic_valid_mask_becomes_the_rlds_val_split(tmp_path: Path) -> None
     assert lengths == {"train": 2, "val": 1}
 
 
+@pytest.mark.parametrize(("valid", "splits", "warned"), [
+    ([b"demo_2"], {"train": "0:2", "valid": "2:3"}, False),
+    ([b"demo_1"], {"train": "0:3"}, True),
+])
+def test_robomimic_masks_become_lerobot_splits_when_they_are_ranges(
+        tmp_path: Path, valid: list[bytes], splits: dict[str, str], warned: bool) -> None:
+    """LeRobot `splits` holds episode ranges: a contiguous valid mask becomes one; any other set stays train, warned."""
+    path = tmp_path / "lift.hdf5"
+    write_robomimic(path, {"demo_0": 3, "demo_1": 3, "demo_2": 3}, env_args={"env_kwargs": {"control_freq": 20}})
+    with h5py.File(path, "a") as f:
+        f["mask/valid"] = np.array(valid)
+    out = tmp_path / "out"
+    assert main(["convert", str(path), "--to", "lerobot", "--out", str(out), "--camera", "none", "--fps", "20",
+                 "--no-cache", "--workers", "1"]) == 0
+    assert json.loads((out / "lerobot/meta/info.json").read_text())["splits"] == splits
+    report = json.loads((out / "export.json").read_text())
+    assert any("not contiguous" in w for w in json.dumps(report).split('"')) == warned
+
+
 def test_mapping_renames_datasets_of_known_layouts(tmp_path: Path) -> None:
     path = tmp_path / "demo.hdf5"
     written = write_robomimic(path, {"demo_0": 3})
@@ -470,6 +489,19 @@ def test_unknown_layout_reads_through_a_mapping_with_its_rate(tmp_path: Path) ->
     assert np.array_equal(next(iter(ep["front/rgb"].frames([3]))).array(), frames[3])  # type: ignore[union-attr]
     with pytest.raises(OptionError, match="rate"):
         robokit.open(path, mapping={"robot/arm": "arm", "rate": "fast"})
+
+
+def test_convert_reads_an_unknown_layout_through_its_mapping_file(tmp_path: Path) -> None:
+    path = tmp_path / "custom.h5"
+    arm = _rng(10).normal(size=(5, 6))
+    with h5py.File(path, "w") as f:
+        f["robot/arm"] = arm
+    mapping = tmp_path / "mapping.yaml"
+    mapping.write_text('robot/arm: arm/position\nrate: "20"\n')
+    out = tmp_path / "out"
+    assert main(["convert", str(path), "--to", "lerobot", "--out", str(out), "--state", "arm/position", "--fps", "20",
+                 "--mapping", str(mapping), "--no-cache", "--workers", "1"]) == 0
+    assert np.allclose(_matrix(_table(out / "lerobot"), "observation.state"), arm, atol=1e-6)
 
 
 def test_isaac_lab_mimic_cameras_nested_states_and_initial_state(tmp_path: Path) -> None:

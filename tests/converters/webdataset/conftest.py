@@ -8,7 +8,7 @@ import pytest
 
 import robokit
 from robokit.converters.options import WriterOptions
-from robokit.converters.webdataset import WebDatasetWriter
+from robokit.converters.webdataset.writer import WebDatasetWriter
 
 CHANNELS = ["joints/position", "front/rgb", "wrist/rgb", "tf/tool0"]
 SMALL = WebDatasetWriter(shard_mb_range=(0.01, 1024.0))  # test data is far below the real 256 MB minimum

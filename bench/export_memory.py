@@ -1,0 +1,117 @@
+"""Export memory as recordings grow: peak RSS summed over every robokit process, short vs long episode.
+
+Writes (once, kept in `--out`, in time order so the writer holds a few frames) one episode per length: a
+ROS 2 bag like `robokit sample`'s (raw rgb8 front camera at 30 Hz with its camera_info, JPEG wrist camera
+at 15 Hz, joints at 100 Hz, a task), then runs `robokit convert <bag> --to <formats> --no-cache`
+in a child process and samples, every 20 ms with psutil, the resident memory of the child and all its
+descendants (workers, forkserver) summed; the peak of that sum is what a machine must have. Encoded
+payloads past 32 MiB are spilled to files, so the peak grows little with the episode.
+Run by hand: `.venv/bin/python bench/export_memory.py [--seconds 15 120 300] [--formats lerobot rlds webdataset mcap]`.
+Measured on a shared 2-core machine: 383, 416 and 436 MiB for 15, 120 and 300 s (0.4, 3.4, 8.4 GB bags).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+
+from robokit.ros.bagwriter import START_NS, BagWriter, camera_info, header, joint_state, jpeg_image, raw_image, text
+from robokit.ros.bagwriter import typestore as ros_typestore
+from robokit.samples.recording import JOINTS, TASKS, frame_pixels, joint_trajectory
+
+MIB = 1 << 20
+
+
+def write_bag(out: Path, seconds: float, width: int, height: int) -> None:
+    """The episode in time order, 10 ms at a time (`robokit sample` writes topic by topic, holding it all)."""
+    ts = ros_typestore()
+    with BagWriter(out, ts) as bag:
+        bag.write(START_NS, "/task", text(ts, TASKS[0]))
+        for tick in range(round(seconds * 100)):  # joints at 100 Hz, each camera's frames on the nearest tick
+            t = START_NS + tick * 10_000_000
+            q = joint_trajectory(np.array([tick / 100]), 0.0)[0]
+            bag.write(t + 1_000_000, "/joint_states", joint_state(ts, header(ts, t, "base_link"), JOINTS, q, q, q))
+            for cam, hz, hue in (("front", 30, 0), ("wrist", 15, 96)):
+                index = tick * hz // 100
+                if tick and index == (tick - 1) * hz // 100:
+                    continue  # no new frame of this camera in this tick
+                frame = f"{cam}_camera_optical"
+                hdr, pixels = header(ts, t, frame), frame_pixels(index, width, height, hue)
+                image = raw_image(ts, hdr, pixels) if cam == "front" else jpeg_image(ts, hdr, pixels)
+                topic = "/camera/front/image_raw" if cam == "front" else "/camera/wrist/image_raw/compressed"
+                bag.write(t + 2_000_000, topic, image)
+                bag.write(t + 2_000_000, f"/camera/{cam}/camera_info", camera_info(ts, t, frame, width, height))
+            bag.advance(t)
+
+
+def summed_rss(proc: psutil.Process) -> int:
+    """Resident bytes of `proc` and all its descendants (processes that exit meanwhile count as 0)."""
+    total = 0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            total += p.memory_info().rss
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return total
+
+
+def convert(bag: Path, out: Path, formats: list[str], extra: list[str]) -> tuple[float, float]:
+    """Run one conversion; returns (peak summed RSS in MiB, wall seconds)."""
+    args = [sys.executable, "-c", "from robokit.cli import main; main()", "convert", str(bag),
+            *(a for f in formats for a in ("--to", f)), "--out", str(out), "--no-cache", *extra]
+    start = time.perf_counter()
+    child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc, peak = psutil.Process(child.pid), 0
+    while child.poll() is None:
+        try:
+            peak = max(peak, summed_rss(proc))
+        except psutil.NoSuchProcess:
+            break
+        time.sleep(0.02)
+    _, err = child.communicate()
+    if child.returncode != 0:
+        raise SystemExit(f"robokit convert failed ({child.returncode}):\n{err[-3000:]}")
+    return peak / MIB, time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, nargs="+", default=[15.0, 120.0], help="episode lengths")
+    parser.add_argument("--formats", nargs="+", default=["lerobot", "rlds", "webdataset", "mcap"])
+    parser.add_argument("--size", default="640x480", help="camera image size")
+    parser.add_argument("--out", type=Path, default=Path("/tmp/robokit-bench/export-memory"),
+                        help="where the sample bags are kept between runs")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
+    args = parser.parse_args()
+    extra = ["--fps", "30"]
+    if args.smoke:
+        args.seconds, args.size, args.out = [0.5, 1.0], "64x48", Path(tempfile.mkdtemp(prefix="export-memory-"))
+        extra += ["--crf", "50"]
+    width, height = (int(v) for v in args.size.split("x"))
+    try:
+        print(f"{'episode':>8} {'bag MB':>8} {'peak MiB (all processes)':>26} {'wall s':>7}   formats: "
+              f"{' '.join(args.formats)}")
+        for seconds in args.seconds:
+            bag = args.out / f"sample_{seconds:g}s_{width}x{height}"
+            if not bag.exists():
+                bag.parent.mkdir(parents=True, exist_ok=True)
+                write_bag(bag, seconds, width, height)
+            size = sum(f.stat().st_size for f in bag.iterdir()) / 1e6
+            with tempfile.TemporaryDirectory(prefix="export-memory-out-", dir=args.out) as out:
+                peak, wall = convert(bag, Path(out), args.formats, extra)
+            print(f"{seconds:7g}s {size:8.0f} {peak:26.0f} {wall:7.1f}")
+    finally:
+        if args.smoke:
+            shutil.rmtree(args.out, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

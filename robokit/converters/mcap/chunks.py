@@ -1,0 +1,147 @@
+"""MCAP chunks parsed directly: one read and one decompression per chunk, records walked with `struct`.
+
+mcap's own reader builds each record through a BytesIO stream and orders messages by comparing wrapper
+objects; here a chunk's messages are sliced out of it once and ordered by plain tuples in a heap.
+Payloads are copied out (not views): the chunk is then freed at once, so the allocator reuses its memory
+instead of faulting in fresh pages for every chunk, and no kept value ever pins a whole chunk.
+"""
+
+from __future__ import annotations
+
+import heapq
+import importlib
+import itertools
+import struct
+import zlib
+from collections.abc import Callable, Iterator
+from typing import IO, NamedTuple
+
+import zstandard
+from mcap.records import ChunkIndex
+
+_RECORD = struct.Struct("<BQ")  # opcode, record length
+_CHUNK = struct.Struct("<QQQII")  # start and end time, uncompressed size and CRC, compression name length
+_MESSAGE = struct.Struct("<HIQQ")  # channel id, sequence, log time, publish time
+_MESSAGE_OPCODE, _CHUNK_OPCODE = 0x05, 0x06
+
+
+class RawMessage(NamedTuple):
+    """One Message record (the fields of mcap's `Message`)."""
+
+    channel_id: int
+    sequence: int
+    log_time: int
+    publish_time: int
+    data: bytes
+
+
+class ChunkError(ValueError):
+    """A chunk that cannot be used: unreadable, bad compression, CRC mismatch or malformed records."""
+
+
+def _decompress(compression: str, data: memoryview, size: int) -> bytes | memoryview:
+    if compression == "":
+        return data
+    if compression == "zstd":
+        return bytes(zstandard.ZstdDecompressor().decompress(data, max_output_size=size))
+    if compression == "lz4":
+        try:
+            lz4 = importlib.import_module("lz4.frame")  # an mcap dependency, imported on first use
+        except ImportError as err:
+            raise ChunkError("lz4 chunk, and the lz4 package is not installed") from err
+        return bytes(lz4.decompress(data))
+    raise ChunkError(f"unsupported chunk compression {compression!r}")
+
+
+def chunk_records(body: bytes | memoryview, verify: bool) -> bytes | memoryview:
+    """The decompressed records of a Chunk record's body (after opcode and length); CRC-checked when `verify`."""
+    view = memoryview(body)
+    try:
+        _, _, size, crc, name_len = _CHUNK.unpack_from(view, 0)
+        at = _CHUNK.size + name_len
+        compression = bytes(view[_CHUNK.size:at]).decode()
+        (records_len,) = struct.unpack_from("<Q", view, at)
+    except (struct.error, UnicodeDecodeError) as err:
+        raise ChunkError(f"malformed chunk header ({err})") from err
+    compressed = view[at + 8: at + 8 + records_len]
+    if len(compressed) != records_len:
+        raise ChunkError(f"chunk records cut short ({len(compressed)} of {records_len} bytes)")
+    try:
+        records = _decompress(compression, compressed, size)
+    except zstandard.ZstdError as err:
+        raise ChunkError(f"zstd: {err}") from err
+    except RuntimeError as err:  # lz4.frame's error type
+        raise ChunkError(f"lz4: {err}") from err
+    except MemoryError as err:  # a damaged size asking for more than there is
+        raise ChunkError(f"chunk claims {size} bytes uncompressed, more than can be allocated") from err
+    if len(records) != size:
+        raise ChunkError(f"chunk decompressed to {len(records)} bytes, its header says {size}")
+    if verify and crc != 0 and (actual := zlib.crc32(records)) != crc:
+        raise ChunkError(f"CRC mismatch ({actual:#010x}, chunk says {crc:#010x})")
+    return records
+
+
+def read_chunk(f: IO[bytes], offset: int, verify: bool) -> bytes | memoryview:
+    """The decompressed records of the Chunk record starting at byte `offset` of `f`."""
+    f.seek(offset)
+    head = f.read(_RECORD.size)
+    if len(head) < _RECORD.size:
+        raise ChunkError("file ends before the chunk")
+    opcode, length = _RECORD.unpack(head)
+    if opcode != _CHUNK_OPCODE:
+        raise ChunkError(f"record at the chunk's offset has opcode {opcode:#04x}")
+    here = f.tell()
+    left = f.seek(0, 2) - here
+    if length > left:  # checked before reading: a damaged length must not allocate it
+        raise ChunkError(f"chunk of {length} bytes runs past the file's end ({left} bytes left)")
+    f.seek(here)
+    body = f.read(length)
+    if len(body) != length:
+        raise ChunkError(f"file ends inside the chunk ({len(body)} of {length} bytes)")
+    return chunk_records(body, verify)
+
+
+def messages_in(records: bytes | memoryview, wanted: Callable[[int], bool]) -> Iterator[RawMessage]:
+    """The Message records of a chunk's records of channels `wanted`, in record order; other records skipped."""
+    view = memoryview(records)
+    end, at = len(view), 0
+    unpack_record, unpack_message = _RECORD.unpack_from, _MESSAGE.unpack_from
+    while at < end:
+        if end - at < _RECORD.size:
+            raise ChunkError(f"chunk records end inside a record header at byte {at}")
+        opcode, length = unpack_record(view, at)
+        start, at = at + _RECORD.size, at + _RECORD.size + length
+        if at > end:
+            raise ChunkError(f"record at byte {start - _RECORD.size} runs past the chunk's end")
+        if opcode != _MESSAGE_OPCODE:
+            continue
+        if length < _MESSAGE.size:
+            raise ChunkError(f"message record of {length} bytes at byte {start - _RECORD.size}")
+        channel, sequence, log_time, publish_time = unpack_message(view, start)
+        if wanted(channel):
+            yield RawMessage(channel, sequence, log_time, publish_time, view[start + _MESSAGE.size: at].tobytes())
+
+
+class LogTimeQueue:
+    """Chunks and messages in log-time order, ties by chunk offset then record position (as mcap orders them).
+
+    Entries are plain tuples (log time, chunk offset, position, insertion count, payload): a chunk enters at
+    its start time with position -1 and is opened when it reaches the front."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[int, int, int, int, object]] = []
+        self._count = itertools.count()
+
+    def __bool__(self) -> bool:
+        return bool(self._heap)
+
+    def push_chunk(self, index: ChunkIndex) -> None:
+        heapq.heappush(self._heap, (index.message_start_time, index.chunk_start_offset, -1, next(self._count), index))
+
+    def push_message(self, message: RawMessage, offset: int, position: int) -> None:
+        heapq.heappush(self._heap, (message.log_time, offset, position, next(self._count), message))
+
+    def pop(self) -> ChunkIndex | RawMessage:
+        item = heapq.heappop(self._heap)[4]
+        assert isinstance(item, ChunkIndex | RawMessage)
+        return item

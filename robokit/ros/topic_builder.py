@@ -1,0 +1,163 @@
+"""The builder base every message type shares: a topic's clock, sample ordering, pose and numeric series."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from robokit.timeline import (
+    Loss,
+    NumericStream,
+    PoseStream,
+    Stream,
+    StreamOrigin,
+)
+from robokit.timeline.streams import order_samples
+
+HEADER_CLOCK_MAX_OFFSET_NS = 60 * 10**9
+NEAR_ZERO_NS = 10 * 365 * 86400 * 10**9  # stamps before 1980: simulation time or an unset clock
+
+
+class Clock:
+    """Header stamps and log times of one topic's samples; picks the clock the streams are stamped with."""
+
+    def __init__(self) -> None:
+        self.stamps: list[int] = []
+        self.logs: list[int] = []
+
+    def add(self, stamp: int, log_time: int) -> int:
+        self.stamps.append(stamp)
+        self.logs.append(log_time)
+        return len(self.logs) - 1
+
+    def resolve(self) -> tuple[np.ndarray, str]:
+        """Header stamps when all are non-zero, their median offset from log time is under 60 s and they
+        advance with it (span at least half the log times'); else the log times."""
+        return (self._stamps(), "header") if not self._header_problem() else (self._logs(), "log")
+
+    def _stamps(self) -> np.ndarray:
+        return np.asarray(self.stamps, dtype=np.int64)
+
+    def _logs(self) -> np.ndarray:
+        return np.asarray(self.logs, dtype=np.int64)
+
+    def _header_problem(self) -> str:
+        """Why the header stamps are not the clock ("" when they are)."""
+        stamps, logs = self._stamps(), self._logs()
+        if not len(stamps) or np.any(stamps == 0):
+            return "unset"
+        offset = float(np.median(np.abs(stamps.astype(np.float64) - logs.astype(np.float64))))
+        if offset >= HEADER_CLOCK_MAX_OFFSET_NS:
+            return f"header stamps are {offset / 1e9:.3g} s from the log time (simulation time or another clock)"
+        log_span = int(logs.max() - logs.min())
+        if log_span > 0 and int(stamps.max() - stamps.min()) < log_span // 2:
+            return "header stamps do not advance with the log time"
+        return ""
+
+    def notes(self, topic: str) -> list[str]:
+        """Warnings on the chosen clock: header stamps far from log time or not advancing, stamps near zero."""
+        times, source = self.resolve()
+        notes = []
+        problem = self._header_problem()
+        if problem not in ("", "unset"):
+            notes.append(f"{topic}: {problem}; using the log time")
+        if len(times) and int(times.max()) < NEAR_ZERO_NS:
+            notes.append(f"{topic}: {source} timestamps near zero (simulation time or an unset clock, last at "
+                         f"{int(times.max()) / 1e9:.3f} s); kept as recorded")
+        return notes
+
+
+class TopicBuilder:
+    """Accumulates one topic's messages; `build` returns its streams with default channel names."""
+
+    multi: ClassVar[bool] = False  # several channels per topic: a user mapping renames the group
+    group = ""  # the channels' common prefix when more than their first part (a user mapping replaces it)
+    lazy_frames: ClassVar[bool] = False  # needs a FrameSource over the topic's messages
+
+    def __init__(self, topic: str, msgtype: str) -> None:
+        self.topic = topic
+        self.msgtype = msgtype
+        self.clock = Clock()
+        self.warnings: list[str] = []
+        self.losses: list[Loss] = []  # samples of the recording the streams leave out
+        self._times: np.ndarray | None = None
+        self.origin = StreamOrigin(topic, msgtype)
+
+    def add(self, msg: Any, log_time: int, position: int) -> None:
+        raise NotImplementedError
+
+    def build(self) -> list[Stream]:
+        raise NotImplementedError
+
+    def ordered(
+        self, name: str, samples: Sequence[int], content: Callable[[int], Hashable] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted unique timestamps of `samples` (clock indices) and which samples they keep.
+
+        A sample is a duplicate only when its timestamp and its `content` (of its index in `samples`) equal
+        an earlier one's; samples sharing a timestamp with other content stay, in recorded order, 1 ns apart.
+        """
+        if self._times is None:
+            self._times, source = self.clock.resolve()
+            self.origin = StreamOrigin(self.topic, self.msgtype, source)
+            self.warnings.extend(self.clock.notes(self.topic))
+        idx = np.asarray(samples, dtype=np.int64)
+        ts, keep, dropped, moved = order_samples(self._times[idx], content)
+        if dropped:
+            self.warnings.append(
+                f"{self.topic}: {dropped} sample(s) of {name} dropped (same timestamp and content as an earlier one)"
+            )
+        if moved:
+            self.warnings.append(
+                f"{self.topic}: {moved} sample(s) of {name} share a timestamp with different content; "
+                "kept in recorded order, 1 ns apart"
+            )
+        return ts, keep
+
+
+class Poses:
+    """Samples of one pose series: clock indices, translations, xyzw quaternions."""
+
+    def __init__(self, parent: str) -> None:
+        self.parent = parent
+        self.samples: list[int] = []
+        self.t: list[tuple[float, float, float]] = []
+        self.q: list[tuple[float, float, float, float]] = []
+
+    def add(self, sample: int, translation: tuple[float, float, float], q: tuple[float, float, float, float]) -> None:
+        self.samples.append(sample)
+        self.t.append(translation)
+        self.q.append(q)
+
+    def stream(self, b: TopicBuilder, name: str, child: str, static: bool = False) -> PoseStream:
+        ts, keep = b.ordered(name, self.samples, lambda i: (self.t[i], self.q[i]))
+        return PoseStream(
+            name,
+            ts,
+            np.asarray(self.t).reshape(-1, 3)[keep],
+            np.asarray(self.q).reshape(-1, 4)[keep],
+            parent_frame=self.parent,
+            child_frame=child,
+            static=static,
+            origin=b.origin,
+        )
+
+
+class Rows:
+    """Samples of one numeric series: clock indices and value rows."""
+
+    def __init__(self) -> None:
+        self.samples: list[int] = []
+        self.rows: list[Sequence[float] | np.ndarray] = []
+
+    def add(self, sample: int, row: Sequence[float] | np.ndarray) -> None:
+        self.samples.append(sample)
+        self.rows.append(row)
+
+    def stream(self, b: TopicBuilder, name: str, names: Sequence[str], unit: str) -> NumericStream:
+        values = np.asarray(self.rows, dtype=np.float64).reshape(len(self.rows), len(names))
+        ts, keep = b.ordered(name, self.samples, lambda i: values[i].tobytes())
+        return NumericStream(name, ts, values[keep], tuple(names), unit, origin=b.origin)
+

@@ -1,0 +1,66 @@
+"""The direct chunk parser reads what mcap's own reader reads, in the same log-time order, for every compression."""
+
+from __future__ import annotations
+
+import io
+import random
+import struct
+from pathlib import Path
+
+import pytest
+from mcap.reader import make_reader
+from mcap.writer import CompressionType, Writer
+
+from robokit.converters.mcap.chunks import ChunkError, chunk_records, read_chunk
+from robokit.converters.mcap.reader import indexed_messages
+
+
+def _mcap(compression: CompressionType) -> bytes:
+    """Three channels, out-of-order log times with ties, small chunks so messages overlap across chunks."""
+    buf = io.BytesIO()
+    w = Writer(buf, chunk_size=300, compression=compression)
+    w.start()
+    schema = w.register_schema("s", "jsonschema", b"{}")
+    channels = [w.register_channel(f"/t{i}", "json", schema) for i in range(3)]
+    rng = random.Random(0)
+    for n in range(200):
+        t = rng.randrange(50)  # many equal log times, written out of order
+        w.add_message(channels[n % 3], log_time=t, data=b'{"n": %d}' % n + b" " * rng.randrange(200), publish_time=t)
+    w.finish()
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("compression", [CompressionType.NONE, CompressionType.ZSTD, CompressionType.LZ4])
+def test_same_messages_in_the_same_order_as_mcap(compression: CompressionType) -> None:
+    f = io.BytesIO(_mcap(compression))
+    reader = make_reader(f)
+    summary = reader.get_summary()
+    assert summary is not None and len(summary.chunk_indexes) > 10
+    expected = [(c.topic, m.log_time, m.sequence, m.data) for _, c, m in reader.iter_messages(log_time_order=True)]
+    got = [(c.topic, m.log_time, m.sequence, m.data) for _, c, m in indexed_messages(f, summary, None)]
+    assert got == expected
+    some = [e for e in expected if e[0] != "/t1" and e[1] >= 20]
+    assert [(c.topic, m.log_time, m.sequence, m.data)
+            for _, c, m in indexed_messages(f, summary, ["/t0", "/t2"], start=20)] == some
+
+
+def test_damaged_chunks_are_errors() -> None:
+    data = _mcap(CompressionType.NONE)
+    f = io.BytesIO(data)
+    summary = make_reader(f).get_summary()
+    assert summary is not None
+    index = summary.chunk_indexes[0]
+    body = bytearray(data[index.chunk_start_offset + 9: index.chunk_start_offset + index.chunk_length])
+    body[-5] ^= 0xFF  # inside the last record's payload
+    with pytest.raises(ChunkError, match="CRC mismatch"):
+        chunk_records(bytes(body), verify=True)
+    assert len(chunk_records(bytes(body), verify=False)) == index.uncompressed_size  # unchecked: read as it is
+    with pytest.raises(ChunkError, match="cut short"):
+        chunk_records(bytes(body[:-10]), verify=False)
+
+
+def test_a_chunk_length_past_the_end_is_refused_before_reading(tmp_path: Path) -> None:
+    path = tmp_path / "bad.mcap"
+    path.write_bytes(b"\x06" + struct.pack("<Q", 1 << 40) + b"x" * 10)
+    with path.open("rb") as f, pytest.raises(ChunkError, match="runs past the file's end"):
+        read_chunk(f, 0, verify=True)
