@@ -1,118 +1,168 @@
-"""LeRobot writing speed: robokit vs lerobot's own writer vs the bare PyAV encoder, same frames and codec.
+"""LeRobot writing speed on raw frames: `robokit convert --to lerobot` vs the bare PyAV encoder, same frames, one run.
 
-Run by hand in the conformance environment (it has both packages):
-    ~/.cache/robokit/conformance-py312/bin/python bench/lerobot_write.py [--episodes 10 --frames 300]
-Each variant runs in its own process so peak RSS is its own.
+Writes (once per run) ROS 2 bags with an rgb8 640×480 camera and a JPEG 320×240 camera at 30 Hz plus joint
+states, then times in fresh processes:
+  bare: PyAV encoding the bags' decoded frames (held in memory, decoding not timed), one thread per camera,
+        the same codec settings (libsvtav1 crf 30, g 2, preset 12): the encoder's own limit;
+  robokit: `robokit convert BAGS --to lerobot --fps 30 --no-cache` (its default workers), read to MP4s;
+  lerobot, lerobot-streaming: lerobot's own writer fed the same decoded frames (conformance environment only).
+Peak memory is the resident memory summed over the variant's whole process tree (workers included), sampled
+with psutil. Run by hand: `.venv/bin/python bench/lerobot_write.py [--episodes 3 --seconds 10]`.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
-import shutil
+import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator
 from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
+import psutil
 
-W, H, FPS, CAMERAS = 640, 480, 30, ("front", "wrist")
+FPS = 30
+CAMERAS = {"front": (640, 480), "wrist": (320, 240)}  # front: rgb8 Image; wrist: JPEG CompressedImage
 CODEC = {"crf": 30, "gop": 2, "preset": 12}
 
 
-def pixels(ep: int, i: int, cam: int) -> np.ndarray:
+def pixels(ep: int, i: int, width: int, height: int) -> np.ndarray:
     """A cheap, deterministic frame with texture and motion (so the encoder does real work)."""
-    y, x = np.ogrid[0:H, 0:W]
-    img = np.empty((H, W, 3), dtype=np.uint8)
-    img[..., 0] = (x + 3 * i + 40 * cam) % 256
+    y, x = np.ogrid[0:height, 0:width]
+    img = np.empty((height, width, 3), dtype=np.uint8)
+    img[..., 0] = (x + 3 * i + width // 8) % 256
     img[..., 1] = (y + 2 * i + 17 * ep) % 256
     img[..., 2] = ((x // 16 + y // 16 + i) % 2) * 200
     return img
 
 
-class _Generated:
-    """FrameSource producing frames on demand (nothing held in memory)."""
+def write_bags(root: Path, episodes: int, frames: int) -> list[Path]:
+    """One ROS 2 bag per episode: both cameras and /joint_states at 100 Hz, stamps on the 30 Hz grid."""
+    from robokit.ros.bagwriter import (
+        START_NS,
+        TOPIC_TYPES,
+        BagWriter,
+        header,
+        joint_state,
+        jpeg_image,
+        raw_image,
+        text,
+        typestore,
+    )
 
-    def __init__(self, ep: int, cam: int) -> None:
-        self.ep, self.cam = ep, cam
-
-    def iter_frames(self, positions: Sequence[int]) -> Iterator[object]:
-        from robokit.timeline import Frame
-
-        for p in positions:
-            yield Frame("raw", pixels=pixels(self.ep, int(p), self.cam))
-
-
-def run_robokit(out: Path, episodes: int, frames: int) -> int:
-    from robokit.converters import get_converter
-    from robokit.converters.options import WriterOptions
-    from robokit.timeline import Episode, EpisodeMeta, EventStream, ImageStream, NumericStream
-
-    t = (np.arange(frames) * (1e9 / FPS)).round().astype(np.int64)
-    eps = []
+    ts = typestore()
+    topics = ("/task", "/joint_states", "/camera/front/image_raw", "/camera/wrist/image_raw/compressed")
+    paths = []
     for e in range(episodes):
-        state = np.random.default_rng(e).normal(size=(frames, 6))
-        streams = {
-            "joints/position": NumericStream("joints/position", t, values=state),
-            "task": EventStream("task", t[:1], values=("bench",)),
-        }
-        for c, cam in enumerate(CAMERAS):
-            streams[f"{cam}/rgb"] = ImageStream(f"{cam}/rgb", t, source=_Generated(e, c), width=W, height=H)
-        eps.append(Episode(EpisodeMeta(f"bench://{e}", f"ep{e}"), streams))
-    get_converter("lerobot").write(eps, out, WriterOptions(fps=FPS, action="joints/position_delta",
-                                                                extra={**CODEC, "preset": str(CODEC["preset"])}))
-    return episodes * frames
+        start = START_NS + e * 60_000_000_000
+        with BagWriter(root / f"episode_{e:03d}", ts, {t: TOPIC_TYPES[t] for t in topics}) as bag:
+            bag.write(start, "/task", text(ts, "bench"))
+            for k in range(frames * 10 // 3 + 1):
+                t = start + k * 10_000_000
+                q = np.sin(np.arange(7) + k / 100)
+                bag.write(t, "/joint_states", joint_state(ts, header(ts, t, "base"), tuple(f"j{j}" for j in range(7)),
+                                                          q, q, q))
+            for i in range(frames):
+                t = start + round(i * 1e9 / FPS)
+                front, wrist = (pixels(e, i, *CAMERAS[cam]) for cam in ("front", "wrist"))
+                bag.write(t, "/camera/front/image_raw", raw_image(ts, header(ts, t, "front"), front))
+                bag.write(t, "/camera/wrist/image_raw/compressed", jpeg_image(ts, header(ts, t, "wrist"), wrist))
+                bag.advance(t - 1_000_000_000)
+        paths.append(root / f"episode_{e:03d}")
+    return paths
 
 
-def run_lerobot(out: Path, episodes: int, frames: int, streaming: bool) -> int:
-    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+def decoded(bag: Path) -> dict[str, list[np.ndarray] | None]:
+    """Every camera frame of one bag as robokit decodes it, by camera name."""
+    from robokit.sources import open_episodes
+    from robokit.timeline import ImageStream
 
-    features = {
-        "observation.state": {"dtype": "float32", "shape": (6,), "names": None},
-        "action": {"dtype": "float32", "shape": (6,), "names": None},
-    }
-    for cam in CAMERAS:
-        features[f"observation.images.{cam}"] = {
-            "dtype": "video",
-            "shape": (H, W, 3),
-            "names": ["height", "width", "channels"],
-        }
-    kwargs = {"streaming_encoding": True, "encoder_queue_maxsize": frames} if streaming else {}
-    ds = LeRobotDataset.create("bench/lerobot", FPS, features, root=out / "lerobot", use_videos=True, **kwargs)
-    for e in range(episodes):
-        state = np.random.default_rng(e).normal(size=(frames, 6)).astype(np.float32)
-        for i in range(frames):
-            frame = {"observation.state": state[i], "action": state[min(i + 1, frames - 1)] - state[i], "task": "bench"}
-            for c, cam in enumerate(CAMERAS):
-                frame[f"observation.images.{cam}"] = pixels(e, i, c)
-            ds.add_frame(frame)
-        ds.save_episode()
-    ds.finalize()
-    return _frames_in_videos(out / "lerobot")
+    (episode,) = open_episodes(bag)
+    out = {}
+    for name, stream in episode.streams.items():
+        if isinstance(stream, ImageStream):
+            out[name.split("/")[0]] = [frame.array() for frame in stream.frames()]
+    return out
 
 
-def run_bare(out: Path, episodes: int, frames: int) -> int:
-    """The physical limit: PyAV encoding the same frames with the same settings, one thread per camera."""
+def run_bare(bags: list[Path], out: Path) -> tuple[float, int]:
+    """The encoder's limit: PyAV alone encoding the decoded RGB frames with the same settings (yuv420p, one thread
+    per camera, one file per camera); no robokit code runs while it is timed."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from robokit.converters.video import VideoEncoder, VideoSettings
+    import av
 
-    def encode(c: int) -> int:
-        enc = VideoEncoder(out / f"{c}.mp4", W, H, FPS, VideoSettings(**CODEC))
-        for e in range(episodes):
-            for i in range(frames):
-                enc.add(pixels(e, i, c))
-        enc.close()
-        return enc.frames
+    os.environ.setdefault("SVT_LOG", "1")  # as robokit does: no SVT-AV1 banner per stream
+    options = {"crf": str(CODEC["crf"]), "g": str(CODEC["gop"]), "preset": str(CODEC["preset"])}
+    containers = {cam: av.open(str(out / f"{cam}.mp4"), mode="w") for cam in CAMERAS}
+    streams = {}
+    for cam, (w, h) in CAMERAS.items():
+        stream = containers[cam].add_stream("libsvtav1", rate=FPS, options=options)
+        stream.width, stream.height, stream.pix_fmt = w, h, "yuv420p"
+        streams[cam] = stream
+    counts = dict.fromkeys(CAMERAS, 0)
 
-    out.mkdir(parents=True, exist_ok=True)
+    def encode(cam: str, frames: list[np.ndarray] | None) -> None:
+        for f in frames if frames is not None else [None]:
+            frame = None if f is None else av.VideoFrame.from_numpy_buffer(f, format="rgb24")
+            if frame is not None:
+                frame.pts = counts[cam]
+                counts[cam] += 1
+            for packet in streams[cam].encode(frame):
+                containers[cam].mux(packet)
+        if frames is None:
+            containers[cam].close()
+
+    seconds = 0.0
     with ThreadPoolExecutor(len(CAMERAS)) as pool:
-        return sum(pool.map(encode, range(len(CAMERAS)))) // len(CAMERAS)
+        for bag in [*bags, None]:
+            frames = decoded(bag) if bag is not None else dict.fromkeys(CAMERAS)
+            start = time.perf_counter()
+            list(pool.map(encode, CAMERAS, [frames[cam] for cam in CAMERAS]))
+            seconds += time.perf_counter() - start
+    return seconds, min(counts.values())
+
+
+def run_lerobot(bags: list[Path], out: Path, streaming: bool) -> tuple[float, int]:
+    """lerobot's own writer on the same decoded frames (decoding not timed)."""
+    from lerobot.datasets.lerobot_dataset import LeRobotDataset
+
+    features = {"observation.state": {"dtype": "float32", "shape": (7,), "names": None}}
+    for cam, (w, h) in CAMERAS.items():
+        features[f"observation.images.{cam}"] = {"dtype": "video", "shape": (h, w, 3),
+                                                 "names": ["height", "width", "channels"]}
+    kwargs = {"streaming_encoding": True, "encoder_queue_maxsize": 1000} if streaming else {}
+    ds = LeRobotDataset.create("bench/lerobot", FPS, features, root=out / "lerobot", use_videos=True, **kwargs)
+    seconds = 0.0
+    for bag in bags:
+        frames = decoded(bag)
+        start = time.perf_counter()
+        for i in range(len(frames["front"])):
+            frame = {"observation.state": np.sin(np.arange(7) + i / 30).astype(np.float32), "task": "bench"}
+            frame.update({f"observation.images.{cam}": frames[cam][i] for cam in CAMERAS})
+            ds.add_frame(frame)
+        ds.save_episode()
+        seconds += time.perf_counter() - start
+    start = time.perf_counter()
+    ds.finalize()
+    return seconds + time.perf_counter() - start, _frames_in_videos(out / "lerobot")
+
+
+def run_robokit(bags: list[Path], out: Path) -> tuple[float, int]:
+    """`robokit convert --to lerobot` as a user runs it (its workers are children of this process), plus any
+    arguments in $ROBOKIT_BENCH_ARGS (e.g. `--workers 1`)."""
+    cmd = [sys.executable, "-c", "from robokit.cli import main; main()", "convert", *map(str, bags), "--to",
+           "lerobot", "--out", str(out / "export"), "--fps", str(FPS), "--no-cache", "--quiet",
+           *[f"--{k}={v}" for k, v in CODEC.items()], *os.environ.get("ROBOKIT_BENCH_ARGS", "").split()]
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True)
+    return time.perf_counter() - start, _frames_in_videos(out / "export" / "lerobot")
 
 
 def _frames_in_videos(root: Path) -> int:
@@ -121,69 +171,93 @@ def _frames_in_videos(root: Path) -> int:
     counts = []
     for cam in CAMERAS:
         n = 0
-        for f in sorted((root / "videos" / f"observation.images.{cam}").rglob("*.mp4")):
+        for f in sorted(root.glob(f"videos/*{cam}*/**/*.mp4")):
             with av.open(str(f)) as c:
                 n += sum(1 for packet in c.demux(video=0) if packet.size)
         counts.append(n)
     return min(counts)
 
 
-def child(variant: str, episodes: int, frames: int) -> None:
-    out = Path(tempfile.mkdtemp(prefix=f"bench-{variant}-"))
-    try:
-        start = time.perf_counter()
-        if variant == "robokit":
-            n = run_robokit(out, episodes, frames)
-        elif variant == "bare":
-            n = run_bare(out, episodes, frames)
-        else:
-            n = run_lerobot(out, episodes, frames, streaming=variant == "lerobot-streaming")
-        seconds = time.perf_counter() - start
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"variant": variant, "frames": n, "seconds": seconds, "peak_rss_mb": rss}))
+def _tree_rss(proc: psutil.Process) -> int:
+    """Resident bytes of `proc` and all its descendants (processes that vanish mid-sample count 0)."""
+    total = 0
+    for p in [proc, *proc.children(recursive=True)]:
+        try:
+            total += p.memory_info().rss
+        except psutil.Error:
+            continue
+    return total
+
+
+def peak_tree_rss(pid: int, stop: threading.Event) -> Iterator[int]:
+    """Samples of the summed resident memory of process `pid`'s tree every 20 ms until `stop` is set."""
+    proc = psutil.Process(pid)
+    while not stop.wait(0.02):
+        yield _tree_rss(proc)
+
+
+def child(variant: str, bags: list[Path]) -> None:
+    runners: dict[str, Callable[[list[Path], Path], tuple[float, int]]] = {
+        "bare": run_bare, "robokit": run_robokit,
+        "lerobot": lambda b, o: run_lerobot(b, o, streaming=False),
+        "lerobot-streaming": lambda b, o: run_lerobot(b, o, streaming=True),
+    }
+    with tempfile.TemporaryDirectory(prefix=f"bench-{variant}-") as out:
+        seconds, frames = runners[variant](bags, Path(out))
+    print(json.dumps({"variant": variant, "frames": frames, "seconds": seconds}))
+
+
+def measure(variant: str, bags: list[Path]) -> dict[str, float]:
+    """Run one variant in a fresh process; its result with the peak resident memory of its process tree."""
+    proc = subprocess.Popen([sys.executable, __file__, "--child", variant, *map(str, bags)], stdout=subprocess.PIPE,
+                            text=True)
+    stop, peak = threading.Event(), [0]
+
+    def sample() -> None:
+        for rss in peak_tree_rss(proc.pid, stop):
+            peak[0] = max(peak[0], rss)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    stdout, _ = proc.communicate()
+    stop.set()
+    sampler.join()
+    if proc.returncode:
+        raise SystemExit(f"{variant} failed with exit status {proc.returncode}")
+    return {**json.loads(stdout.strip().splitlines()[-1]), "peak_mib": peak[0] / 2**20}
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--episodes", type=int, default=10)
-    ap.add_argument("--frames", type=int, default=300)
-    ap.add_argument("--variants", default="bare,robokit,lerobot-streaming,lerobot")
-    ap.add_argument("--child")
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--episodes", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--variants", default="bare,robokit" + (",lerobot-streaming,lerobot" if find_spec("lerobot")
+                                                             else ""))
+    ap.add_argument("--bags", type=Path, help="reuse (or write once) the bags in this folder")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("paths", nargs="*", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = ap.parse_args()
-    if args.smoke:  # lerobot is only in the conformance environment: its variants run where it is
-        args.episodes, args.frames = 1, 4
-        args.variants = "bare,robokit" + (",lerobot-streaming,lerobot" if find_spec("lerobot") else "")
     if args.child:
-        child(args.child, args.episodes, args.frames)
+        child(args.child, args.paths)
         return
-    expected = args.episodes * args.frames
-    rows = []
-    for variant in args.variants.split(","):
-        cmd = [
-            sys.executable,
-            __file__,
-            "--child",
-            variant,
-            "--episodes",
-            str(args.episodes),
-            "--frames",
-            str(args.frames),
-        ]
-        res = subprocess.run(cmd, capture_output=True, text=True, check=True)
-        rows.append(json.loads(res.stdout.strip().splitlines()[-1]))
-    base = {r["variant"]: expected / r["seconds"] for r in rows}
-    print(
-        f"{args.episodes} episodes x {args.frames} frames x {len(CAMERAS)} cameras at {W}x{H}, "
-        f"libsvtav1 crf {CODEC['crf']} g {CODEC['gop']} preset {CODEC['preset']}"
-    )
-    print(f"{'variant':<20}{'frames/s':>10}{'vs robokit':>12}{'frames in mp4':>15}{'peak RSS MB':>13}")
+    if args.smoke:
+        args.episodes, args.seconds = 2, 0.2
+    frames = round(args.seconds * FPS)
+    with tempfile.TemporaryDirectory(prefix="bench-bags-") as tmp:
+        folder = args.bags or Path(tmp)
+        bags = sorted(folder.glob("episode_*")) or write_bags(folder, args.episodes, frames)
+        rows = [measure(variant, bags) for variant in args.variants.split(",")]
+    expected = args.episodes * frames
+    print(f"{args.episodes} episodes x {frames} frames, cameras {', '.join(f'{w}x{h}' for w, h in CAMERAS.values())}"
+          f" at {FPS} Hz, libsvtav1 crf {CODEC['crf']} g {CODEC['gop']} preset {CODEC['preset']}, "
+          f"{os.cpu_count()} CPUs")
+    bare = next((expected / r["seconds"] for r in rows if r["variant"] == "bare"), None)
+    print(f"{'variant':<20}{'frames/s':>10}{'vs bare':>9}{'frames in mp4':>15}{'peak MiB (all processes)':>26}")
     for r in rows:
         fps = expected / r["seconds"]
-        ratio = base.get("robokit", fps) / fps
-        print(f"{r['variant']:<20}{fps:>10.1f}{ratio:>11.2f}x{r['frames']:>15}{r['peak_rss_mb']:>13.0f}")
+        ratio = f"{fps / bare:.2f}x" if bare else "-"
+        print(f"{r['variant']:<20}{fps:>10.1f}{ratio:>9}{r['frames']:>15.0f}{r['peak_mib']:>26.0f}")
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -136,8 +135,8 @@ def convert(
     no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip MCAP chunk CRC checks (faster on "
                                                                 "uncompressed chunks; damage goes unnoticed).")
                          ] = False,
-    workers: Annotated[int, typer.Option(help=f"Parallel worker processes, up to {MAX_WORKERS}; 0: one per CPU."
-                                         )] = 0,
+    workers: Annotated[int, typer.Option(help=f"Parallel worker processes, up to {MAX_WORKERS}; 0: one per CPU, "
+                                         "fewer when each episode encodes several videos at once.")] = 0,
     executor: Annotated[str, typer.Option(help="local | ray.")] = "local",
     ray_address: Annotated[str | None, typer.Option(help="Address of an existing Ray cluster.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors.")] = False,
@@ -178,7 +177,7 @@ def convert(
 
         bars = BarsProgress()
     job = export(paths, formats, dest, options, manifest=manifest, task=task, shard_spec=shard,
-                 allow_outside=allow_outside, use_cache=not no_cache, workers=workers or os.cpu_count() or 1,
+                 allow_outside=allow_outside, use_cache=not no_cache, workers=workers,
                  executor=executor, ray_address=ray_address, log=log, progress=bars, verify=not no_verify,
                  mapping=mapping)
     if not quiet:

@@ -97,7 +97,8 @@ class VideoEncoder:
             pixels = np.repeat(pixels[:, :, None], 3, axis=2)
         elif pixels.shape[2] == 4:
             pixels = pixels[:, :, :3]
-        frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(pixels, dtype=np.uint8), format="rgb24")
+        # wraps the array without a copy: the encoder's own conversion to its pixel format (swscale) reads it
+        frame = av.VideoFrame.from_numpy_buffer(np.ascontiguousarray(pixels, dtype=np.uint8), format="rgb24")
         frame.pts = self.frames
         for packet in self._stream.encode(frame):
             self._container.mux(packet)

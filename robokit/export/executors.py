@@ -6,6 +6,7 @@ memory stays bounded and the assembled output equals the serial one.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import select
@@ -21,9 +22,10 @@ from typing import Any
 
 from robokit.converters import get_converter
 from robokit.converters.staging import alive
-from robokit.converters.streaming import Encoded, EpisodeContext, encode_safely
+from robokit.converters.streaming import Encoded, EpisodeContext, StreamingConverter, encode_safely
 from robokit.errors import ConversionError, OptionError
 from robokit.export.items import EpisodeRef, open_item
+from robokit.limits import MAX_WORKERS
 from robokit.timeline import Episode
 
 EXECUTORS = ("local", "ray")
@@ -44,7 +46,20 @@ class EpisodeTask:
 
 def encode_all(ctx: EpisodeContext, jobs: Jobs) -> list[Encoded]:
     """The episode encoded for each format in `jobs` (its read and resampling shared)."""
-    return [encode_safely(get_converter(name), ctx, plan) for name, plan in jobs]  # type: ignore[arg-type]
+    encoded = [encode_safely(get_converter(name), ctx, plan) for name, plan in jobs]  # type: ignore[arg-type]
+    _trim_heap()
+    return encoded
+
+
+def _trim_heap() -> None:
+    """Give the memory the episode's encoders freed back to the system: glibc keeps it in per-thread arenas
+    otherwise, and resident memory creeps up episode after episode (no-op on other C libraries)."""
+    trim = getattr(_LIBC, "malloc_trim", None)
+    if trim is not None:
+        trim(0)
+
+
+_LIBC = ctypes.CDLL(None) if os.name == "posix" else None
 
 
 _opened: dict[str, list[Episode]] = {}  # per worker process: the last item opened (items hold many episodes)
@@ -58,6 +73,15 @@ def encode_task(task: EpisodeTask) -> list[Encoded]:
         _opened[key] = open_item(task.ref.item, task.ref.verify, mapping=dict(task.ref.mapping))
     ctx = EpisodeContext(_opened[key][task.ref.position], task.index, task.spill, local=False)
     return encode_all(ctx, task.jobs)
+
+
+def auto_workers(formats: Sequence[tuple[StreamingConverter, Any]], episodes: Sequence[Episode]) -> int:
+    """`workers=0`: one worker per CPU, divided by the cores one episode already keeps busy (LeRobot encodes its
+    cameras in parallel threads), so the encoders do not oversubscribe the cores and memory holds one copy of
+    the pipeline per busy core, not per CPU (2 cameras on 2 cores: everything in this process)."""
+    busy = max((int(conv.busy_cores(episodes, plan)) for conv, plan in formats  # type: ignore[attr-defined]
+                if hasattr(conv, "busy_cores")), default=1)
+    return max(1, min(MAX_WORKERS, (os.cpu_count() or 1) // max(1, busy)))
 
 
 def encoded_in_order(tasks: Sequence[EpisodeTask], executor: str, workers: int, ray_address: str | None

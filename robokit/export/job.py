@@ -234,6 +234,7 @@ Outcome = tuple[WriteResult | RobokitError, float]  # a format's result (or why 
 def write_formats(names: Sequence[str], inputs: Inputs, dest: Path, options: WriterOptions, executor: str,
                   workers: int, ray_address: str | None, progress: Progress) -> dict[str, Outcome]:
     """Write every format: streaming ones from one shared pass (timed together), the others alone."""
+    from robokit.export.executors import auto_workers
     from robokit.export.pipeline import write_episodes
 
     outcomes: dict[str, Outcome] = _write_annotated(names, inputs, dest, options)
@@ -252,6 +253,7 @@ def write_formats(names: Sequence[str], inputs: Inputs, dest: Path, options: Wri
             outcomes[name] = (exc, time.perf_counter() - start)
     if shared:
         start = time.perf_counter()
+        workers = workers or auto_workers(shared, inputs.episodes)
         results = write_episodes(shared, inputs, dest, executor, workers, ray_address, progress)
         seconds = time.perf_counter() - start
         outcomes.update((name, (result, seconds)) for name, result in results.items())
@@ -300,7 +302,8 @@ def export(
 
     `dest` may be a local path or an fsspec URL (written to a local staging folder, uploaded at the
     end). With `workers > 1` (or `executor="ray"`) episodes are encoded in worker processes (Ray tasks)
-    and assembled in input order, so the output equals the serial one. `progress` is told about every
+    and assembled in input order, so the output equals the serial one; `workers=0` picks the number from the
+    CPUs and the cores one episode keeps busy (`executors.auto_workers`). `progress` is told about every
     episode each format assembles. `verify=False` skips chunk CRC checks when reading; `mapping` (a dict or a
     YAML/JSON file of `topic: channel` pairs) renames channels as `robokit.open` does. Writer options come as
     `options` or as keywords (`crf=40`, `fps=15`; the keyword `task` filters episodes, `options={"task": ...}` sets it).
@@ -328,8 +331,8 @@ def export(
         WriterOptions.from_mapping({**(options or {}), **option_values}, extra_keys)
     opts = checked_options(formats, opts)
     channels = load_mapping(mapping)
-    if isinstance(workers, bool) or not isinstance(workers, int) or not 1 <= workers <= MAX_WORKERS:
-        raise OptionError(f"workers {workers!r}: expected an integer from 1 to {MAX_WORKERS}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or not 0 <= workers <= MAX_WORKERS:
+        raise OptionError(f"workers {workers!r}: expected an integer from 0 (automatic) to {MAX_WORKERS}")
     items = items_from_paths(Path(s) for s in sources)
     if manifest is not None:
         more, warnings = read_manifest(Path(manifest), allow_outside)

@@ -58,7 +58,8 @@ def test_help_shows_every_default(capsys: pytest.CaptureFixture[str], monkeypatc
                  "(one of nearest, linear; default: nearest)", "--codec [av1|h264]",
                  "(default: all)", "(text; default: joints/position)", "default: rayform)",
                  "(one of xyzw, wxyz; default: wxyz)",
-                 "one per CPU. [default: 0]", "naming the sequence zip (default: from sources)"):
+                 "fewer when each episode encodes several videos at once. [default: 0]",
+                 "naming the sequence zip (default: from sources)"):
         assert text in out, text
 
 

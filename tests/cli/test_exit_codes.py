@@ -83,7 +83,7 @@ def test_nothing_converted_exits_1_and_records_failed(sample_bag: Path, tmp_path
     (["--robot-type", "arm\x1b[31m"], "robot_type 'arm\\x1b[31m': control characters are not allowed"),
     (["--set-task", "pick\nplace"], "control characters are not allowed"),
     (["--robot-type", "arm\udcff"], "robot_type: not valid UTF-8 text"),
-    (["--workers", "100000"], "workers 100000: expected an integer from 1 to 256"),
+    (["--workers", "100000"], "workers 100000: expected an integer from 0 (automatic) to 256"),
     (["--workers", "-3"], "workers -3"),
 ])
 def test_bad_options_are_refused_before_any_work(sample_bag: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -110,8 +110,8 @@ def test_format_options_from_config_and_api_are_checked(sample_bag: Path, tmp_pa
         fmt = "webdataset" if "wds_shard_mb" in options else "rlds"
         with pytest.raises(OptionError, match=message):
             export([sample_bag], [fmt], tmp_path / "api", options)
-    with pytest.raises(OptionError, match="workers 0"):
-        export([sample_bag], ["mcap"], tmp_path / "api", {}, workers=0)
+    with pytest.raises(OptionError, match="workers -1"):
+        export([sample_bag], ["mcap"], tmp_path / "api", {}, workers=-1)
     assert not (tmp_path / "o").exists() and not (tmp_path / "api").exists()
 
 

@@ -49,3 +49,30 @@ def test_unknown_executor(sample_bag: Path, tmp_path: Path) -> None:
 
     with pytest.raises(OptionError, match="executor 'spark'"):
         export([sample_bag], ["lerobot"], tmp_path, OPTS, executor="spark")
+
+
+@pytest.mark.parametrize(("cpus", "formats", "expected"), [
+    (2, ["lerobot"], 1),  # two cameras keep both cores busy: no worker processes
+    (8, ["lerobot"], 4),
+    (8, ["lerobot", "rlds"], 4),
+    (8, ["rlds"], 8),  # no parallel encoders inside an episode: one worker per CPU
+    (1, ["lerobot"], 1),
+])
+def test_auto_workers_leave_a_core_per_encoder(sample_bag: Path, monkeypatch: pytest.MonkeyPatch, cpus: int,
+                                               formats: list[str], expected: int) -> None:
+    from robokit.converters import get_converter
+    from robokit.converters.options import WriterOptions
+    from robokit.export.executors import auto_workers
+    from robokit.sources import open_episodes
+
+    episodes = open_episodes(sample_bag)
+    assert len(episodes[0].cameras) == 2
+    monkeypatch.setattr("os.cpu_count", lambda: cpus)
+    convs = [get_converter(name) for name in formats]
+    plans = [(conv, conv.plan(episodes, WriterOptions(fps=10))) for conv in convs]  # type: ignore[attr-defined]
+    assert auto_workers(plans, episodes) == expected
+
+
+def test_workers_zero_picks_them(sample_bag: Path, tmp_path: Path) -> None:
+    job = export([sample_bag], ["lerobot"], tmp_path / "out", OPTS, use_cache=False, workers=0)
+    assert job.formats["lerobot"].status == "written"

@@ -135,6 +135,13 @@ class LeRobotWriter:
         return _Plan(replace(options, fps=fps), video, options.value(VIDEO_FILE), options.value(DATA_FILE),
                      (*warnings, *key_warnings, *task_warnings), tuple(keys.items()), tuple(tasks.items()))
 
+    def busy_cores(self, episodes: Sequence[Episode], plan: _Plan) -> int:
+        """Cores one episode keeps busy: its cameras, each encoded in its own thread (see `encode`)."""
+        try:
+            return max(1, len(select_cameras(episodes[0], plan.options))) if episodes else 1
+        except (ChannelError, KeyError):
+            return 1
+
     def encode(self, ctx: EpisodeContext, plan: _Plan) -> Encoded:
         """One episode's columns and camera MP4s, the cameras encoded in parallel threads (PyAV releases the GIL)."""
         p = ctx.prepared(plan.options)
