@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from robokit.errors import RobokitError, reading
 from robokit.export.manifest import ManifestItem
 from robokit.sources import ReadOptions, open_episodes
+from robokit.sources.sniff import is_scene_file
 from robokit.timeline import Episode
 from robokit.timeline.losses import lost_messages
 
@@ -127,8 +128,6 @@ def read_items(items: Sequence[ManifestItem], task: str | None, note: Log, verif
     """Open every item (index pass included); unreadable ones are skipped with their reason.
 
     Every reader warning (truncation, damage, lost or undecodable messages) is logged with its episode."""
-    from robokit.converters.scene import is_scene_file  # trimesh and the rest load on first use, not with robokit
-
     inputs = Inputs([], [], [], [])
     for item in items:
         rep = ItemReport(item.label, str(item.data_path))

@@ -1,6 +1,6 @@
 """Scenes for simulators: Gaussian splats, meshes with collision shapes, cameras, lights, a ground plane."""
 
-from robokit.converters.scene.load import is_scene_file, is_splat_file, load_scene
+from robokit.converters.scene.load import is_splat_file, load_scene
 from robokit.converters.scene.model import (
     COLLISION_MODES,
     GroundPlane,
@@ -31,7 +31,6 @@ __all__ = [
     "SceneObject",
     "SceneOptions",
     "SplatSet",
-    "is_scene_file",
     "is_splat_file",
     "load_scene",
     "prepare_scene",

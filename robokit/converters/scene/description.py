@@ -20,14 +20,12 @@ left out with the reason in `Scene.skipped`; the file itself must be a mapping w
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import trimesh
-import yaml
 from scipy.spatial.transform import Rotation
 
 from robokit.converters.scene.meshes import clean_mesh, load_mesh
@@ -45,27 +43,17 @@ from robokit.converters.scene.ply import dropped_notes, read_splat_ply
 from robokit.errors import RobokitError, SourceError
 from robokit.frames import CONVENTIONS, camera_change
 from robokit.frames.conventions import lookup
+from robokit.sources.sniff import SCENE_KEYS, read_mapping
 from robokit.timeline import CameraInfo, PoseStream
 
 UNITS = {"m": 1.0, "cm": 0.01, "mm": 0.001}
 TOP_KEYS = frozenset({"scene", "name", "convention", "units", "ground", "splat", "splats", "objects", "cameras",
                       "lights"})
-SCENE_KEYS = frozenset({"objects", "splat", "splats"})  # one of these marks a YAML/JSON file as a scene
 _OBJECT_KEYS = frozenset({"name", "mesh", "collision_mesh", "pose", "scale", "dynamic", "mass", "density",
                           "collision", "color"})
 _CAMERA_KEYS = frozenset({"name", "position", "orientation", "rpy_deg", "look_at", "width", "height", "fov_deg",
                           "fx", "fy", "cx", "cy"})
 _LIGHT_KEYS = frozenset({"name", "type", "direction", "position", "intensity", "color"})
-
-
-def read_mapping(path: Path) -> dict[str, Any] | None:
-    """The top-level mapping of a YAML/JSON file, or None when it cannot be parsed as one."""
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (OSError, ValueError, yaml.YAMLError, RecursionError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def read_description(path: Path) -> Scene:

@@ -7,34 +7,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from robokit.converters.options import WriterOptions
-from robokit.converters.scene.description import SCENE_KEYS, read_description, read_mapping
-from robokit.converters.scene.meshes import MESH_SUFFIXES, clean_mesh, load_mesh
+from robokit.converters.scene.description import read_description
+from robokit.converters.scene.meshes import clean_mesh, load_mesh
 from robokit.converters.scene.model import Scene, SceneLight, SceneMeta, SceneObject
 from robokit.converters.scene.options import SceneOptions
 from robokit.converters.scene.ply import dropped_notes, is_splat_header, read_header, read_splat_ply
 from robokit.converters.scene.trajectory import episode_cameras
 from robokit.errors import RobokitError, SourceError
+from robokit.sources.sniff import DESCRIPTION_SUFFIXES
 from robokit.timeline import Episode
-
-DESCRIPTION_SUFFIXES = (".yaml", ".yml", ".json")
-
-
-def is_scene_file(path: Path) -> bool:
-    """Whether `path` is a scene input: a scene description, a PLY (splat or mesh) or a mesh file."""
-    suffix = path.suffix.lower()
-    if not path.is_file():
-        return False
-    if suffix in DESCRIPTION_SUFFIXES:
-        data = read_mapping(path)
-        return data is not None and bool(SCENE_KEYS & set(data))
-    if suffix == ".ply":
-        try:
-            read_header(path)
-        except SourceError:  # a damaged PLY is still a scene input: loading it says what is wrong
-            with path.open("rb") as f:
-                return f.read(4) == b"ply\n"
-        return True
-    return suffix in MESH_SUFFIXES
 
 
 def is_splat_file(path: Path) -> bool:

@@ -10,8 +10,7 @@ import trimesh
 
 from robokit.converters.scene.ply import is_point_cloud, read_header
 from robokit.errors import SourceError, reading
-
-MESH_SUFFIXES = (".obj", ".stl", ".ply", ".glb", ".gltf")
+from robokit.sources.sniff import MESH_SUFFIXES
 
 
 def load_mesh(path: Path, name: str) -> trimesh.Trimesh:

@@ -11,9 +11,10 @@ from scipy.spatial.transform import Rotation, Slerp
 
 import robokit
 from robokit.converters.options import WriterOptions
-from robokit.converters.scene import is_scene_file, load_scene
+from robokit.converters.scene import load_scene
 from robokit.converters.scene.sample import TABLE_HEIGHT
 from robokit.errors import SourceError
+from robokit.sources.sniff import is_scene_file
 from robokit.timeline import PoseStream
 
 
