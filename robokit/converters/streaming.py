@@ -55,11 +55,12 @@ class EpisodeContext:
         """Where to write one payload of this episode (a spill file when the export has a spill folder)."""
         return spilling(self.spill)
 
-    def deferred(self, size: int, write: Callable[[BinaryIO], object]) -> Payload:
-        """A payload of `size` bytes that `write` produces: left to the assembler when it runs in this process
-        (the bytes are then written once, straight into the output), else written now through a spill."""
+    def deferred(self, size: Callable[[], int], write: Callable[[BinaryIO], object]) -> Payload:
+        """A payload of `size()` bytes that `write` produces: left to the assembler when it runs in this process
+        (the bytes are then written once, straight into the output), else written now through a spill, whose
+        file gives the size (`size` is then never called: for WebDataset it means producing the members)."""
         if self.local:
-            return Payload(size, writer=write)
+            return Payload(size(), writer=write)
         with self.spilling() as spill:
             write(spill.file)
             return spill.payload()

@@ -280,7 +280,7 @@ class RldsWriter:
         images = {channel: ctx.images(channel, p.cameras[channel], spec, plan.settings.jpeg_quality)
                   for channel, (_, spec) in schema.cameras.items()}
         chunks, size = encode_example(schema.example(p, images))
-        record = ctx.deferred(framed_size(size), lambda out: write_record(out, chunks, size))
+        record = ctx.deferred(lambda: framed_size(size), lambda out: write_record(out, chunks, size))
         return Encoded(ctx.index, p.source.id, (record, size, schema), p.n_frames,
                        {**prepared_signature(p), "images": schema.cameras, "points": schema.points},
                        warnings=grid_notes(p, plan.options.resample))

@@ -232,9 +232,12 @@ class WebDatasetWriter:
                 for name, data in sample:
                     write_member(out, name, data)
 
-        sizes = [sum(member_size(len(data)) for _, data in sample) for sample in samples()]
-        members = ctx.deferred(sum(sizes), write)
-        return Encoded(ctx.index, p.source.id, (members, len(sizes), p.fps, schema.describe(p, plan.layout)),
+        def size() -> int:
+            return sum(member_size(len(data)) for sample in samples() for _, data in sample)
+
+        members = ctx.deferred(size, write)
+        n_samples = p.n_frames if plan.layout == "step" else 1
+        return Encoded(ctx.index, p.source.id, (members, n_samples, p.fps, schema.describe(p, plan.layout)),
                        p.n_frames, {**prepared_signature(p), "images": schema.cameras, "points": schema.points},
                        warnings=grid_notes(p, plan.options.resample))
 
