@@ -31,11 +31,13 @@ class EpisodeContext:
     go to files in `spill` (see `converters.spill`); without one they stay in memory.
     """
 
-    def __init__(self, episode: Episode, index: int, spill: Path | None = None, local: bool = True) -> None:
+    def __init__(self, episode: Episode, index: int, spill: Path | None = None, local: bool = True,
+                 concurrent: int = 1) -> None:
         self.episode = episode
         self.index = index
         self.spill = spill
         self.local = local  # assembled in this process (not a worker's)
+        self.concurrent = concurrent  # episodes this process encodes at once (their encoders share the cores)
         self._prepared: dict[str, PreparedEpisode] = {}
         self._asked: set[str] = set()  # the prepared episodes the current format used (for its notes)
         self._images: dict[tuple[str, Any, int], Sequence[bytes]] = {}

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import io
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -22,6 +25,35 @@ MAX_GOP = 1000  # keyframe interval in frames
 X264_PRESETS = ("ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow",
                 "placebo")
 SVTAV1_PRESETS = tuple(str(p) for p in range(14))
+
+
+class _Slots:
+    """How many encoders may run at once in this process: one per CPU, or a worker process's share of them."""
+
+    def __init__(self, count: int) -> None:
+        self.count = max(1, count)
+        self.semaphore = threading.BoundedSemaphore(self.count)
+
+
+_slots = _Slots(os.cpu_count() or 1)
+
+
+def set_encoder_slots(count: int) -> None:
+    """Let `count` encoders run at once in this process (called where no encoder runs yet: a worker's start)."""
+    global _slots
+    _slots = _Slots(count)
+
+
+def encoder_slots() -> int:
+    return _slots.count
+
+
+@contextmanager
+def encoder_slot() -> Iterator[None]:
+    """Hold one of this process's encoder slots while a video is encoded: episodes and segments encoded at once
+    keep every core busy, yet never run more encoders (and their memory) than there are cores."""
+    with _slots.semaphore:
+        yield
 
 
 @dataclass(frozen=True)
@@ -126,10 +158,11 @@ class VideoConcatenator:
         self._extradata: bytes | None = None
         self._last_dts: Fraction | None = None
 
-    def append(self, segment: bytes) -> tuple[int, int]:
-        """Remux one encoded segment after the frames already written; returns its (first, end) frame."""
+    def append(self, segment: bytes | Path) -> tuple[int, int]:
+        """Remux one encoded segment (its bytes or its file) after the frames already written; returns its (first,
+        end) frame."""
         start = self.frames
-        with av.open(io.BytesIO(segment), mode="r") as source:
+        with _read(segment) as source:
             in_stream = source.streams.video[0]
             self._check_template(in_stream)
             time_base = in_stream.time_base
@@ -140,11 +173,11 @@ class VideoConcatenator:
                     self._mux(packet, shift, time_base)
         return start, self.frames
 
-    def fits(self, segment: bytes) -> bool:
+    def fits(self, segment: bytes | Path) -> bool:
         """Whether a segment can follow the frames already written: the same codec headers (else a new file)."""
         if self._stream is None:
             return True
-        with av.open(io.BytesIO(segment), mode="r") as source:
+        with _read(segment) as source:
             return bytes(source.streams.video[0].codec_context.extradata or b"") == self._extradata
 
     def _mux(self, packet: Any, shift: int, time_base: Fraction) -> None:
@@ -174,6 +207,10 @@ class VideoConcatenator:
 
     def close(self) -> None:
         self._container.close()
+
+
+def _read(segment: bytes | Path) -> Any:
+    return av.open(io.BytesIO(segment) if isinstance(segment, bytes) else str(segment), mode="r")
 
 
 def video_info(path: Path) -> dict[str, Any]:

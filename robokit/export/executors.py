@@ -13,7 +13,7 @@ import select
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
@@ -75,13 +75,50 @@ def encode_task(task: EpisodeTask) -> list[Encoded]:
     return encode_all(ctx, task.jobs)
 
 
-def auto_workers(formats: Sequence[tuple[StreamingConverter, Any]], episodes: Sequence[Episode]) -> int:
-    """`workers=0`: one worker per CPU, divided by the cores one episode already keeps busy (LeRobot encodes its
-    cameras in parallel threads), so the encoders do not oversubscribe the cores and memory holds one copy of
-    the pipeline per busy core, not per CPU (2 cameras on 2 cores: everything in this process)."""
+def auto_parallelism(formats: Sequence[tuple[StreamingConverter, Any]], episodes: Sequence[Episode]
+                     ) -> tuple[int, int]:
+    """`workers=0`: (worker processes, episodes encoded at once in this process). One worker per CPU, divided by
+    the cores one episode already keeps busy (LeRobot encodes its cameras in parallel threads), so memory holds
+    one copy of the pipeline per busy core, not per CPU. When that leaves one process (2 cameras on 2 cores), it
+    overlaps two episodes: an episode's small cameras finish first, and the next episode's encoders take the
+    free cores (`video.encoder_slot` keeps the encoders to one per core)."""
     busy = max((int(conv.busy_cores(episodes, plan)) for conv, plan in formats  # type: ignore[attr-defined]
                 if hasattr(conv, "busy_cores")), default=1)
-    return max(1, min(MAX_WORKERS, (os.cpu_count() or 1) // max(1, busy)))
+    workers = max(1, min(MAX_WORKERS, (os.cpu_count() or 1) // max(1, busy)))
+    return workers, 2 if workers == 1 else 1
+
+
+def encoded_here(episodes: Sequence[Episode], jobs: Jobs, spill: Path | None, at_once: int
+                 ) -> Iterator[list[Encoded]]:
+    """Each episode's result in input order, encoded in this process: serially, or `at_once` episodes
+    overlapping in threads."""
+    pending: deque[Future[list[Encoded]]] = deque()
+    for index, episode in enumerate(episodes):
+        ctx = EpisodeContext(episode, index, spill, concurrent=at_once)
+        if at_once <= 1:
+            yield encode_all(ctx, jobs)
+            continue
+        pending.append(_in_thread(encode_all, ctx, jobs))
+        if len(pending) >= at_once:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
+
+
+def _in_thread(fn: Callable[[EpisodeContext, Jobs], list[Encoded]], ctx: EpisodeContext, jobs: Jobs
+               ) -> Future[list[Encoded]]:
+    """`fn(ctx, jobs)` in a daemon thread: an export that stops early (an error, Ctrl-C) does not wait for it."""
+    future: Future[list[Encoded]] = Future()
+
+    def run() -> None:
+        future.set_running_or_notify_cancel()
+        try:
+            future.set_result(fn(ctx, jobs))
+        except BaseException as exc:  # re-raised by result() in the caller's thread
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name=f"robokit-episode-{ctx.index}", daemon=True).start()
+    return future
 
 
 def encoded_in_order(tasks: Sequence[EpisodeTask], executor: str, workers: int, ray_address: str | None
@@ -118,11 +155,20 @@ def watch_parent(pid: int) -> None:
     threading.Thread(target=watch, name="robokit-parent-watch", daemon=True).start()
 
 
+def _start_worker(parent: int, encoders: int) -> None:
+    """A worker process: exits with the export (`watch_parent`) and runs its share of the CPUs' encoders."""
+    from robokit.converters.video import set_encoder_slots  # here: exports without video never import PyAV
+
+    watch_parent(parent)
+    set_encoder_slots(encoders)
+
+
 def _local(tasks: Sequence[EpisodeTask], workers: int) -> Iterator[list[Encoded]]:
     # forkserver: the parent runs assembler threads, and forking a threaded process can deadlock
     context = multiprocessing.get_context("forkserver")
     with ProcessPoolExecutor(max_workers=max(1, min(workers, len(tasks))), mp_context=context,
-                             initializer=watch_parent, initargs=(os.getpid(),)) as pool:
+                             initializer=_start_worker, initargs=(os.getpid(), (os.cpu_count() or 1) // workers)
+                             ) as pool:
         pending: deque[Future[list[Encoded]]] = deque()
         try:
             for task in tasks:

@@ -234,7 +234,7 @@ Outcome = tuple[WriteResult | RobokitError, float]  # a format's result (or why 
 def write_formats(names: Sequence[str], inputs: Inputs, dest: Path, options: WriterOptions, executor: str,
                   workers: int, ray_address: str | None, progress: Progress) -> dict[str, Outcome]:
     """Write every format: streaming ones from one shared pass (timed together), the others alone."""
-    from robokit.export.executors import auto_workers
+    from robokit.export.executors import auto_parallelism
     from robokit.export.pipeline import write_episodes
 
     outcomes: dict[str, Outcome] = _write_annotated(names, inputs, dest, options)
@@ -253,8 +253,8 @@ def write_formats(names: Sequence[str], inputs: Inputs, dest: Path, options: Wri
             outcomes[name] = (exc, time.perf_counter() - start)
     if shared:
         start = time.perf_counter()
-        workers = workers or auto_workers(shared, inputs.episodes)
-        results = write_episodes(shared, inputs, dest, executor, workers, ray_address, progress)
+        workers, at_once = (workers, 1) if workers else auto_parallelism(shared, inputs.episodes)
+        results = write_episodes(shared, inputs, dest, executor, workers, ray_address, progress, at_once)
         seconds = time.perf_counter() - start
         outcomes.update((name, (result, seconds)) for name, result in results.items())
     return {name: outcomes[name] for name in names}
@@ -303,7 +303,7 @@ def export(
     `dest` may be a local path or an fsspec URL (written to a local staging folder, uploaded at the
     end). With `workers > 1` (or `executor="ray"`) episodes are encoded in worker processes (Ray tasks)
     and assembled in input order, so the output equals the serial one; `workers=0` picks the number from the
-    CPUs and the cores one episode keeps busy (`executors.auto_workers`). `progress` is told about every
+    CPUs and the cores one episode keeps busy (`executors.auto_parallelism`). `progress` is told about every
     episode each format assembles. `verify=False` skips chunk CRC checks when reading; `mapping` (a dict or a
     YAML/JSON file of `topic: channel` pairs) renames channels as `robokit.open` does. Writer options come as
     `options` or as keywords (`crf=40`, `fps=15`; the keyword `task` filters episodes, `options={"task": ...}` sets it).

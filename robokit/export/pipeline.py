@@ -16,9 +16,9 @@ from typing import Any
 
 from robokit.converters.registry import WriteResult
 from robokit.converters.spill import spill_folder
-from robokit.converters.streaming import Encoded, EpisodeContext, StreamingConverter
+from robokit.converters.streaming import Encoded, StreamingConverter
 from robokit.errors import ConversionError, RobokitError
-from robokit.export.executors import EpisodeTask, Jobs, encode_all, encoded_in_order
+from robokit.export.executors import EpisodeTask, Jobs, encoded_here, encoded_in_order
 from robokit.export.items import Inputs
 from robokit.export.progress import Progress
 
@@ -81,16 +81,17 @@ class _Assembly:
 
 def write_episodes(
     formats: Sequence[tuple[StreamingConverter, Any]], inputs: Inputs, out_dir: Path, executor: str, workers: int,
-    ray_address: str | None, progress: Progress,
+    ray_address: str | None, progress: Progress, at_once: int = 1,
 ) -> dict[str, WriteResult | RobokitError]:
-    """Write every (converter, plan) from one pass over `inputs.episodes`; a failed format gets its error."""
+    """Write every (converter, plan) from one pass over `inputs.episodes`; a failed format gets its error. With
+    one worker, `at_once` episodes are encoded at once in this process (see `executors.auto_parallelism`)."""
     jobs: Jobs = tuple((conv.name, plan) for conv, plan in formats)
     progress.start([name for name, _ in jobs], len(inputs.episodes))
     with spill_folder(out_dir) as folder:
         spill = folder if ray_address is None else None  # a cluster's workers do not see this file system
         assemblies = [_Assembly(conv, plan, out_dir, progress) for conv, plan in formats]
         try:
-            for encoded in _encoded(inputs, jobs, executor, workers, ray_address, spill):
+            for encoded in _encoded(inputs, jobs, executor, (workers, at_once), ray_address, spill):
                 for assembly, part in zip(assemblies, encoded, strict=True):
                     assembly.put(part)
         except BaseException:
@@ -103,12 +104,12 @@ def write_episodes(
     return results
 
 
-def _encoded(inputs: Inputs, jobs: Jobs, executor: str, workers: int, ray_address: str | None, spill: Path | None
-             ) -> Iterator[list[Encoded]]:
-    """Serially with the episodes already open, else in workers that open them again."""
+def _encoded(inputs: Inputs, jobs: Jobs, executor: str, parallelism: tuple[int, int], ray_address: str | None,
+             spill: Path | None) -> Iterator[list[Encoded]]:
+    """Here with the episodes already open, else in workers that open them again."""
+    workers, at_once = parallelism
     if executor == "local" and (workers <= 1 or len(inputs.episodes) < 2):
-        for index, episode in enumerate(inputs.episodes):
-            yield encode_all(EpisodeContext(episode, index, spill), jobs)
+        yield from encoded_here(inputs.episodes, jobs, spill, at_once)
         return
     tasks = [EpisodeTask(ref, index, jobs, spill) for index, ref in enumerate(inputs.refs)]
     yield from encoded_in_order(tasks, executor, workers, ray_address)

@@ -65,7 +65,7 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 def test_spilled_export_is_byte_identical_and_leaves_nothing(sample_dir: Path, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    bags, formats = sorted(sample_dir.iterdir()), ["mcap", "rlds", "webdataset"]
+    bags, formats = sorted(sample_dir.iterdir()), ["mcap", "rlds", "webdataset", "lerobot"]
     export(bags, formats, tmp_path / "memory", OPTS, use_cache=False)
     monkeypatch.setattr(spill, "SPILL_ABOVE", 0)  # every payload and every frame through a spill file
     for out, workers in (("serial", 1), ("parallel", 2)):

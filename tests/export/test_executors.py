@@ -36,6 +36,22 @@ def test_parallel_episodes_equal_serial_output(sample_dir: Path, tmp_path: Path,
     _assert_same_output(tmp_path / "serial", out, EPISODE_FORMATS)
 
 
+def test_overlapped_episodes_equal_serial_output(sample_dir: Path, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """workers=0 on 2 CPUs with 2 cameras: two episodes at once in this process, their segments sharing the slots."""
+    from robokit.converters.lerobot import videos
+
+    monkeypatch.setattr(videos, "SEGMENT_FRAMES", 8)
+    bags = sorted(sample_dir.iterdir())
+    out = tmp_path / "out"
+    export(bags, EPISODE_FORMATS, out, OPTS, use_cache=False, workers=1)
+    out.rename(tmp_path / "serial")
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    job = export(bags, EPISODE_FORMATS, out, OPTS, use_cache=False, workers=0)
+    assert all(r.status == "written" for r in job.formats.values()), job.formats
+    _assert_same_output(tmp_path / "serial", out, EPISODE_FORMATS)
+
+
 def test_remote_destination_is_uploaded(sample_bag: Path) -> None:
     job = export([sample_bag], ["lerobot"], "memory://robokit-test/out", OPTS, use_cache=False)
     fs = fsspec.filesystem("memory")
@@ -52,17 +68,17 @@ def test_unknown_executor(sample_bag: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("cpus", "formats", "expected"), [
-    (2, ["lerobot"], 1),  # two cameras keep both cores busy: no worker processes
-    (8, ["lerobot"], 4),
-    (8, ["lerobot", "rlds"], 4),
-    (8, ["rlds"], 8),  # no parallel encoders inside an episode: one worker per CPU
-    (1, ["lerobot"], 1),
+    (2, ["lerobot"], (1, 2)),  # two cameras keep both cores busy: no worker processes, two episodes overlap
+    (8, ["lerobot"], (4, 1)),
+    (8, ["lerobot", "rlds"], (4, 1)),
+    (8, ["rlds"], (8, 1)),  # no parallel encoders inside an episode: one worker per CPU
+    (1, ["lerobot"], (1, 2)),
 ])
 def test_auto_workers_leave_a_core_per_encoder(sample_bag: Path, monkeypatch: pytest.MonkeyPatch, cpus: int,
-                                               formats: list[str], expected: int) -> None:
+                                               formats: list[str], expected: tuple[int, int]) -> None:
     from robokit.converters import get_converter
     from robokit.converters.options import WriterOptions
-    from robokit.export.executors import auto_workers
+    from robokit.export.executors import auto_parallelism
     from robokit.sources import open_episodes
 
     episodes = open_episodes(sample_bag)
@@ -70,7 +86,7 @@ def test_auto_workers_leave_a_core_per_encoder(sample_bag: Path, monkeypatch: py
     monkeypatch.setattr("os.cpu_count", lambda: cpus)
     convs = [get_converter(name) for name in formats]
     plans = [(conv, conv.plan(episodes, WriterOptions(fps=10))) for conv in convs]  # type: ignore[attr-defined]
-    assert auto_workers(plans, episodes) == expected
+    assert auto_parallelism(plans, episodes) == expected
 
 
 def test_workers_zero_picks_them(sample_bag: Path, tmp_path: Path) -> None:

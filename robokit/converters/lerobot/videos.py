@@ -4,28 +4,37 @@ per-camera MP4 files episodes are remuxed into (a new file where codec headers c
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+import threading
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from robokit.converters import spill as spills
 from robokit.converters.lerobot.depth import DepthVideoEncoder, depth_stats
 from robokit.converters.lerobot.layout import MAX_VIDEO_SECONDS, VIDEO_PATH, FileCounter
+from robokit.converters.spill import Payload, spilling
 from robokit.converters.stats import ImageStats
-from robokit.converters.video import VideoConcatenator, VideoEncoder, VideoSettings
+from robokit.converters.video import VideoConcatenator, VideoEncoder, VideoSettings, encoder_slot, encoder_slots
 from robokit.converters.videocopy import copy_mp4, copyable
 from robokit.timeline import ImageStream
+from robokit.timeline.video import CodedVideo
 
 STATS_SAMPLES = 100  # frames per episode fed to the image statistics
+SEGMENT_FRAMES = 150  # frames per encoder (rounded up to whole GOPs): a camera is cut into segments encoded in
+# parallel, each bounded in memory; an encoder's start costs about as much as a frame
 LEROBOT_CODECS = ("h264", "hevc", "av1")  # coded video LeRobot decodes, so copied as it is
 
 
 @dataclass
 class Video:
-    """One camera of one episode: an MP4 with pts from frame 0, its frame count and image statistics."""
+    """One camera of one episode: MP4 parts with pts from frame 0 (remuxed one after another, in order; in
+    memory or spill files), its frame count and image statistics."""
 
-    mp4: bytes
+    parts: tuple[Payload, ...]
     frames: int
     stats: ImageStats
     depth: bool = False  # a depth map: quantized 12-bit millimetres (`lerobot.depth`)
@@ -34,41 +43,103 @@ class Video:
     note: str = ""  # why coded video was re-encoded rather than copied, or what its copy could not check
 
 
-def camera_video(cam: str, stream: ImageStream, n_frames: int, fps: int, settings: VideoSettings,
-                 asked: str | None) -> Video:
-    """One camera of one episode: coded video's packets copied when nothing needs pixels (and no other codec is
-    `asked` for), else encoded with `settings`."""
-    coded, why = copyable(stream, LEROBOT_CODECS)
-    if coded is not None and asked is not None and asked != coded.codec:
-        why = f"codec {asked} asked for (the recording is {coded.codec})"
-        coded = None
-    if coded is None:
-        video = encode_video(stream, n_frames, fps, settings)
-        video.note = f"{cam}: coded video re-encoded, not copied: {why}" if why else ""
-        return video
+def segments(n_frames: int, gop: int) -> list[tuple[int, int]]:
+    """The [start, end) frame ranges one camera of an episode is encoded in, each by its own encoder: GOP-aligned,
+    so every keyframe lies where one encoder would put it and the parts remux into one stream; a function of the
+    length alone, so the bytes do not depend on the machine."""
+    size = -(-SEGMENT_FRAMES // max(1, gop)) * max(1, gop)
+    return [(start, min(start + size, n_frames)) for start in range(0, n_frames, size)] or [(0, 0)]
+
+
+def episode_videos(cameras: Mapping[str, ImageStream], fps: int, settings: VideoSettings, asked: str | None,
+                   spill: Path | None = None, concurrent: int = 1) -> dict[str, Video]:
+    """Every camera of one episode: coded video's packets copied when nothing needs pixels (and no other codec is
+    `asked` for), the rest encoded as `segments` on threads, the largest first so that the cores finish together
+    (each holds an encoder slot). Parts past `SPILL_ABOVE` bytes in all go to files in `spill`. `concurrent`:
+    episodes this process encodes at once."""
+    copies: dict[str, CodedVideo] = {}
+    notes: dict[str, str] = {}
+    for cam, stream in cameras.items():
+        coded, why = copyable(stream, LEROBOT_CODECS)
+        if coded is not None and asked is not None and asked != coded.codec:
+            why, coded = f"codec {asked} asked for (the recording is {coded.codec})", None
+        if coded is None:
+            notes[cam] = f"{cam}: coded video re-encoded, not copied: {why}" if why else ""
+        else:
+            copies[cam] = coded
+    units = sorted(((cam, *span) for cam in notes for span in segments(len(cameras[cam]), settings.gop)),
+                   key=lambda u: -cameras[u[0]].width * cameras[u[0]].height * (u[2] - u[1]))
+    # One encoder thread when the encoders fill the cores (SVT-AV1's own pools cost CPU and memory, and its output
+    # is the same with any), and always for libx264, whose output depends on its thread count.
+    if settings.codec == "h264" or len(units) * concurrent >= encoder_slots():
+        settings = replace(settings, threads=1)
+    with ThreadPoolExecutor(max_workers=len(copies) + max(1, min(len(units), encoder_slots()))) as pool:
+        copied = {cam: pool.submit(_copied, cam, coded, cameras[cam], fps) for cam, coded in copies.items()}
+        kept = _Kept(spill)
+        parts = {unit: pool.submit(_encoded, cameras[unit[0]], unit[1], unit[2], fps, settings, kept)
+                 for unit in units}
+        videos = {cam: future.result() for cam, future in copied.items()}
+        for cam, note in notes.items():
+            videos[cam] = _joined([future.result() for unit, future in sorted(parts.items()) if unit[0] == cam], note)
+    return {cam: videos[cam] for cam in cameras}
+
+
+def _copied(cam: str, coded: CodedVideo, stream: ImageStream, fps: int) -> Video:
     copied = copy_mp4(coded, stream.positions.tolist(), stream.width, stream.height, fps)
     damaged = (f"{cam}: {copied.damaged} sampled keyframe(s) do not decode (damaged packets?); the packets were "
                "copied as recorded") if copied.damaged else ""
-    return Video(copied.mp4, copied.frames, copied.stats, copied_gop=copied.gop, note=damaged)
+    return Video((Payload(len(copied.mp4), data=copied.mp4),), copied.frames, copied.stats, copied_gop=copied.gop,
+                 note=damaged)
 
 
-def encode_video(stream: ImageStream, n_frames: int, fps: int, settings: VideoSettings) -> Video:
-    """One camera of one episode as an in-memory MP4, with statistics of about `STATS_SAMPLES` frames."""
+def _encoded(stream: ImageStream, start: int, end: int, fps: int, settings: VideoSettings, kept: _Kept) -> Video:
+    """Frames [start, end) of one camera as an in-memory MP4, with statistics of about `STATS_SAMPLES` frames of
+    the whole camera (the same frames however it is cut)."""
     buffer = io.BytesIO()
     depth = stream.is_depth  # frames in uint16 millimetres (prepare)
-    encoder = (DepthVideoEncoder(buffer, stream.width, stream.height, fps, settings.gop) if depth
-               else VideoEncoder(buffer, stream.width, stream.height, fps, settings))
     stats = depth_stats() if depth else ImageStats()
-    stride = max(1, n_frames // STATS_SAMPLES)
-    try:
-        for i, frame in enumerate(stream.frames()):
-            pixels = frame.array()
-            encoder.add(pixels)
-            if i % stride == 0:
-                stats.add(pixels if pixels.dtype == np.uint8 or depth else np.zeros((1, 1, 3), np.uint8))
-    finally:
-        encoder.close()
-    return Video(buffer.getvalue(), encoder.frames, stats, depth, getattr(encoder, "clipped", 0))
+    stride = max(1, len(stream) // STATS_SAMPLES)
+    with encoder_slot():
+        encoder = (DepthVideoEncoder(buffer, stream.width, stream.height, fps, settings.gop) if depth
+                   else VideoEncoder(buffer, stream.width, stream.height, fps, settings))
+        try:
+            for i, frame in enumerate(stream.frames(range(start, end)), start):
+                pixels = frame.array()
+                encoder.add(pixels)
+                if i % stride == 0:
+                    stats.add(pixels if pixels.dtype == np.uint8 or depth else np.zeros((1, 1, 3), np.uint8))
+        finally:
+            encoder.close()
+    return Video((kept.keep(buffer.getvalue()),), encoder.frames, stats, depth, getattr(encoder, "clipped", 0))
+
+
+class _Kept:
+    """Where an episode's encoded parts wait for the assembler: in memory up to `SPILL_ABOVE` bytes in all, then
+    in files in `spill` (memory is bounded by a segment, not by the episode's length)."""
+
+    def __init__(self, spill: Path | None) -> None:
+        self.spill = spill
+        self.held = 0
+        self.lock = threading.Lock()
+
+    def keep(self, mp4: bytes) -> Payload:
+        with self.lock:
+            in_memory = self.spill is None or self.held + len(mp4) <= spills.SPILL_ABOVE
+            self.held += len(mp4) if in_memory else 0
+        if in_memory:
+            return Payload(len(mp4), data=mp4)
+        with spilling(self.spill, limit=0) as part:
+            part.file.write(mp4)
+            return part.payload()
+
+
+def _joined(parts: list[Video], note: str) -> Video:
+    """One camera's segments as one Video (their MP4s remuxed in order later)."""
+    stats = parts[0].stats
+    for part in parts[1:]:
+        stats.merge(part.stats)
+    return Video(tuple(mp4 for part in parts for mp4 in part.parts), sum(part.frames for part in parts), stats,
+                 parts[0].depth, sum(part.clipped for part in parts), note=note)
 
 
 class CameraFiles:
@@ -87,7 +158,7 @@ class CameraFiles:
         """Append one episode's MP4; returns where it went (the episodes table's `videos/<key>/*` columns)."""
         out = self._out
         if out is not None and (out.frames / self.fps + video.frames / self.fps > MAX_VIDEO_SECONDS
-                                or out.size >= self.max_bytes or not out.fits(video.mp4)):
+                                or out.size >= self.max_bytes or not out.fits(_source(video.parts[0]))):
             self.close()
             self.counter.advance()
         if self._out is None:
@@ -95,12 +166,21 @@ class CameraFiles:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._out = VideoConcatenator(path, self.fps)
             self.first_file = self.first_file or path
-        start, end = self._out.append(video.mp4)
+        start = self._out.frames
+        for part in video.parts:
+            self._out.append(_source(part))
+            if part.path is not None:
+                part.path.unlink()
         prefix = f"videos/{self.key}/"
         return {prefix + "chunk_index": self.counter.chunk, prefix + "file_index": self.counter.file,
-                prefix + "from_timestamp": start / self.fps, prefix + "to_timestamp": end / self.fps}
+                prefix + "from_timestamp": start / self.fps, prefix + "to_timestamp": self._out.frames / self.fps}
 
     def close(self) -> None:
         if self._out is not None:
             self._out.close()
             self._out = None
+
+
+def _source(part: Payload) -> bytes | Path:
+    """An encoded part as `VideoConcatenator` reads it: its bytes, or its spill file."""
+    return part.path if part.path is not None else part.data

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -39,7 +37,7 @@ from robokit.converters.lerobot.layout import (
     FileCounter,
     split_ranges,
 )
-from robokit.converters.lerobot.videos import CameraFiles, Video, camera_video
+from robokit.converters.lerobot.videos import CameraFiles, Video, episode_videos
 from robokit.converters.options import WriterOptions
 from robokit.converters.prepare import PreparedEpisode, default_fps, select_cameras
 from robokit.converters.registry import ExtraOption, WriteResult
@@ -149,13 +147,9 @@ class LeRobotWriter:
         fps = int(p.fps)
         cameras = sorted(p.cameras)
         keys = feature_keys(p, dict(plan.source_keys))
-        # as many cameras as cores: one SVT-AV1 thread per encoder (its own pools cost memory, not speed)
-        video = replace(plan.video, threads=1) if len(cameras) >= (os.cpu_count() or 1) else plan.video
-        with ThreadPoolExecutor(max_workers=max(1, len(cameras))) as pool:
-            futures = {cam: pool.submit(camera_video, cam, p.cameras[cam], p.n_frames, fps, video,
-                                        plan.options.extra.get(CODEC.name)) for cam in cameras}
-            columns, vectors, not_written = _episode_columns(p, fps, plan.options.quat_order, keys)
-            videos = {cam: future.result() for cam, future in futures.items()}
+        columns, vectors, not_written = _episode_columns(p, fps, plan.options.quat_order, keys)
+        videos = episode_videos({cam: p.cameras[cam] for cam in cameras}, fps, plan.video,
+                                plan.options.extra.get(CODEC.name), ctx.spill, ctx.concurrent)
         notes = [v.note for v in videos.values() if v.note]
         schema = _Schema(fps, tuple((key, json.dumps(feature)) for key, feature in vectors.items()),
                          tuple(keys[f"pose:{name}"] for name in p.poses),
