@@ -17,7 +17,6 @@ from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy.spatial.transform import Rotation, Slerp
 
 from robokit.errors import ChannelError, ResampleError
 from robokit.frames.quaternion import canonical
@@ -207,6 +206,7 @@ def _linear(stream: NumericStream | PoseStream, grid: Ints) -> NumericStream | P
 
 def _slerp(ts: Ints, quat: Floats, grid: Ints, lo: Ints, w: Floats) -> Floats:
     """Slerp of xyzw quaternions at the ticks; a tick next to an invalid (NaN) rotation gets NaN."""
+    from scipy.spatial.transform import Rotation, Slerp  # slow to import (~0.25 s): loaded for rotation work only
     valid = np.asarray(np.isfinite(quat).all(axis=1))
     filled = np.where(valid[:, None], quat, [0.0, 0.0, 0.0, 1.0])
     seconds = (ts - ts[0]) / 1e9

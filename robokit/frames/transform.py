@@ -6,7 +6,6 @@ from dataclasses import replace
 
 import numpy as np
 import numpy.typing as npt
-from scipy.spatial.transform import Rotation
 
 from robokit.frames.conventions import Matrix, lookup
 from robokit.frames.quaternion import canonical
@@ -32,6 +31,8 @@ def convert_poses(
 
     Returns canonical quaternions (unit, w ≥ 0); rows with NaN or zero quaternions stay NaN.
     """
+    from scipy.spatial.transform import Rotation  # slow to import (~0.25 s): loaded for rotation work only
+
     world = Rotation.from_matrix(world_change(src, dst))
     t = np.asarray(world.apply(np.asarray(translation, dtype=np.float64)), dtype=np.float64)
     q = canonical(quat_xyzw)
@@ -52,5 +53,6 @@ def convert_pose_stream(stream: PoseStream, dst: str) -> PoseStream:
 
 def convert_points(points: npt.ArrayLike, src: str, dst: str) -> Array:
     """Points (N×3 or one point: point clouds, mesh vertices) from the `src` world to the `dst` world."""
+    from scipy.spatial.transform import Rotation  # slow to import (~0.25 s): loaded for rotation work only
     world = Rotation.from_matrix(world_change(src, dst))
     return np.asarray(world.apply(np.asarray(points, dtype=np.float64)), dtype=np.float64)

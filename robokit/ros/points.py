@@ -11,7 +11,6 @@ import zlib
 from typing import Any
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from robokit.ros.fields import UnsupportedMessage, as_bytes, frame_id, header_stamp, quat, vec3
 from robokit.ros.topic_builder import TopicBuilder
@@ -126,6 +125,7 @@ def cloud_of(msg: Any, msgtype: str, fields: tuple[str, ...]) -> Cloud:
 
 def _posed(points: np.ndarray, pose: Any) -> np.ndarray:
     """Foxglove cloud points (relative to the message's pose) in its frame_id."""
+    from scipy.spatial.transform import Rotation  # slow to import (~0.25 s): loaded for rotation work only
     q, t = quat(getattr(pose, "orientation", None)), vec3(getattr(pose, "position", None))
     if (q == (0.0, 0.0, 0.0, 1.0) and t == (0.0, 0.0, 0.0)) or not len(points):
         return points

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from robokit.errors import OptionError
 from robokit.limits import MAX_EPISODES
@@ -78,6 +77,7 @@ def frame_pixels(index: int, width: int, height: int, hue: int) -> np.ndarray:
 
 def _optical_extrinsics() -> dict[str, tuple[str, np.ndarray, np.ndarray]]:
     """Camera optical frames (x right, y down, z forward) in their parents, as ROS expects."""
+    from scipy.spatial.transform import Rotation  # slow to import (~0.25 s): loaded for rotation work only
     flu_to_optical = Rotation.from_matrix([[0, 0, 1], [-1, 0, 0], [0, -1, 0]])  # optical axes in FLU
     front = Rotation.from_euler("y", 30, degrees=True) * Rotation.from_euler("z", 180, degrees=True)
     return {
@@ -88,6 +88,7 @@ def _optical_extrinsics() -> dict[str, tuple[str, np.ndarray, np.ndarray]]:
 
 def write_sample_bag(out: Path, spec: SampleSpec = SampleSpec(), episode: int = 0) -> Path:
     """Write one sample episode as a ROS 2 bag directory `out` (must not exist) and return it."""
+    from scipy.spatial.transform import Rotation  # slow to import (~0.25 s): loaded for rotation work only
     ts = typestore()
     rng = np.random.default_rng(spec.seed + episode)
     start = START_NS + episode * 60_000_000_000

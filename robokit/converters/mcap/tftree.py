@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from robokit.converters.mcap.encoding import Floats, Level
 from robokit.frames import camera_change, canonical, convert_poses, world_change
@@ -152,6 +151,7 @@ def _identity(child: str, root: str, t0: int) -> Edge:
 
 def _converted(edge: Edge, stream: PoseStream, root: str, cameras: set[str], convention: str) -> Edge:
     """The edge in `convention`: world change when it leaves the root, camera change when it enters a camera."""
+    from scipy.spatial.transform import Rotation  # slow to import (~0.25 s): loaded for rotation work only
     src = stream.convention
     camera = stream.is_camera or edge.child in cameras
     world_moves = edge.parent == root and not np.allclose(world_change(src, convention), np.eye(3))
