@@ -192,3 +192,19 @@ def test_colour_video_refuses_depth_frames() -> None:
     encoder = VideoEncoder(io.BytesIO(), 16, 16, 10, VideoSettings(codec="h264"))
     with pytest.raises(ConversionError, match="8-bit frames only"):
         encoder.add(np.zeros((16, 16), np.uint16))
+
+
+def test_segmented_depth_reads_back_like_one_encoder(depth_bag: Path, expected: dict[str, list[np.ndarray]],
+                                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Depth (lossless HEVC) cut into segments remuxes into one stream: every frame back, within the quantizer."""
+    from robokit.converters.lerobot import videos
+
+    monkeypatch.setattr(videos, "SEGMENT_FRAMES", 4)
+    job = export([depth_bag], ["lerobot"], tmp_path, {"fps": 10}, use_cache=False)
+    assert job.status == "done", job.warnings
+    episode = robokit.open(tmp_path / "lerobot")[0]
+    for cam in CAMERAS:
+        frames = [f.array() for f in episode.streams[f"{cam}/depth"].frames()]
+        assert len(frames) == len(expected[cam]) > 4
+        for mm, want in zip(frames, expected[cam], strict=True):
+            assert np.all(np.abs(mm.astype(float) - want) <= 0.01 * want)
