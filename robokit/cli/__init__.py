@@ -9,6 +9,7 @@ import typer
 
 from robokit.cli import cache, check, convert, info, sample, sim
 from robokit.errors import RobokitError
+from robokit.export import heap
 
 app = typer.Typer(
     name="robokit",
@@ -28,6 +29,7 @@ app.command("convert", context_settings={"allow_extra_args": True, "ignore_unkno
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code (usage errors: 2, like click)."""
     args = sys.argv[1:] if argv is None else argv
+    heap.limit_arenas()
     if args[:1] == ["convert"] and ("--help" in args or "-h" in args):
         from rich.markup import escape  # choices such as [av1|h264] are not markup
 

@@ -6,7 +6,6 @@ memory stays bounded and the assembled output equals the serial one.
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import os
 import select
@@ -24,6 +23,7 @@ from robokit.converters import get_converter
 from robokit.converters.staging import alive
 from robokit.converters.streaming import Encoded, EpisodeContext, StreamingConverter, encode_safely
 from robokit.errors import ConversionError, OptionError
+from robokit.export import heap
 from robokit.export.items import EpisodeRef, open_item
 from robokit.limits import MAX_WORKERS
 from robokit.timeline import Episode
@@ -47,19 +47,8 @@ class EpisodeTask:
 def encode_all(ctx: EpisodeContext, jobs: Jobs) -> list[Encoded]:
     """The episode encoded for each format in `jobs` (its read and resampling shared)."""
     encoded = [encode_safely(get_converter(name), ctx, plan) for name, plan in jobs]  # type: ignore[arg-type]
-    _trim_heap()
+    heap.trim()
     return encoded
-
-
-def _trim_heap() -> None:
-    """Give the memory the episode's encoders freed back to the system: glibc keeps it in per-thread arenas
-    otherwise, and resident memory creeps up episode after episode (no-op on other C libraries)."""
-    trim = getattr(_LIBC, "malloc_trim", None)
-    if trim is not None:
-        trim(0)
-
-
-_LIBC = ctypes.CDLL(None) if os.name == "posix" else None
 
 
 _opened: dict[str, list[Episode]] = {}  # per worker process: the last item opened (items hold many episodes)
@@ -159,6 +148,7 @@ def _start_worker(parent: int, encoders: int) -> None:
     """A worker process: exits with the export (`watch_parent`) and runs its share of the CPUs' encoders."""
     from robokit.converters.video import set_encoder_slots  # here: exports without video never import PyAV
 
+    heap.limit_arenas()
     watch_parent(parent)
     set_encoder_slots(encoders)
 
