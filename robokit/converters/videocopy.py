@@ -202,12 +202,16 @@ class Mp4Video:
                 yield Packet(data, key)
 
     def copy_problem(self, positions: Sequence[int]) -> str:
-        """A start between keyframes, frames missing from the file, or decoding order ≠ display order."""
-        found = list(self._demux(positions))
-        if len(found) != len(positions):
-            return f"the video file holds {len(found)} of the episode's {len(positions)} frames"
-        if found and not found[0][1].is_keyframe:
+        """A start between keyframes, frames missing from the file, or decoding order ≠ display order (one pass
+        over the packets, none of them kept)."""
+        found, starts_on_key, in_order, last = 0, True, True, -1
+        for index, packet in self._demux(positions):
+            starts_on_key = starts_on_key and (found > 0 or bool(packet.is_keyframe))
+            in_order, last, found = in_order and index >= last, index, found + 1
+        if found != len(positions):
+            return f"the video file holds {found} of the episode's {len(positions)} frames"
+        if not starts_on_key:
             return "the episode starts between keyframes"
-        if [i for i, _ in found] != sorted(i for i, _ in found):
+        if not in_order:
             return "the video has B-frames (frames decode out of display order)"
         return ""

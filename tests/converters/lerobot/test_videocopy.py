@@ -157,3 +157,24 @@ def test_lerobot_decodes_copied_video_at_its_timestamps(tmp_path: Path, monkeypa
         pixels = (item[KEY].numpy().transpose(1, 2, 0) * 255).round().astype(np.uint8)
         assert frame_index(pixels) == int(item["frame_index"])
 
+
+
+def test_mp4_copy_problems_are_found_in_one_pass(tmp_path: Path) -> None:
+    """A LeRobot episode's MP4 as a copy source: whole, cut between keyframes, short of frames, with B-frames."""
+    _write(robokit.open(_bag(tmp_path, frames=70)), tmp_path / "out")
+    (mp4,) = _videos(tmp_path / "out" / "lerobot")
+    video = Mp4Video(mp4, 0.0)
+    assert video.copy_problem(range(69)) == "" and video.copy_problem(range(30, 60)) == ""
+    assert video.copy_problem(range(10, 40)) == "the episode starts between keyframes"
+    assert video.copy_problem(range(80)) == "the video file holds 69 of the episode's 80 frames"
+    with av.open(str(tmp_path / "b.mp4"), mode="w") as out:
+        stream = out.add_stream("libx264", rate=30, options={"x264-params": "bframes=2:keyint=30"})
+        stream.width, stream.height, stream.pix_fmt = *SIZE, "yuv420p"
+        for i in [*range(20), None]:
+            frame = None if i is None else av.VideoFrame.from_ndarray(np.full((SIZE[1], SIZE[0], 3), i * 9, np.uint8),
+                                                                       format="rgb24")
+            if frame is not None:
+                frame.pts = i
+            for packet in stream.encode(frame):
+                out.mux(packet)
+    assert "B-frames" in Mp4Video(tmp_path / "b.mp4", 0.0).copy_problem(range(20))
