@@ -6,7 +6,10 @@ Unfinished files (no summary or chunk index) are read by a linear scan.
 from __future__ import annotations
 
 import json
+import os
+import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Generator, Sequence
 from functools import partial
 from pathlib import Path
@@ -299,13 +302,36 @@ def scan_topic(files: Sequence[Path], verify: bool, topic: str, start: int | Non
     """The topic's messages in index-pass order (damaged chunks skipped alike), from log time `start` on."""
     for path in files:
         with path.open("rb") as f:
-            _, summary, _ = indexed_reader(f, verify)
+            summary = _summary(f, verify)
             if summary is not None:
                 yield from indexed_messages(f, summary, [topic], start, verify)
                 continue
             for item in linear_records(f, verify=verify):
                 if item[1].topic == topic and (start is None or item[2].log_time >= start):
                     yield item
+
+
+def _summary(f: IO[bytes], verify: bool) -> Summary | None:
+    """The open file's summary (None: read it linearly), parsed once for all the scans that re-read the file
+    (keyed by inode, size and times): a camera is read again for every segment and format, and an hour's
+    summary takes a second to parse."""
+    st = os.fstat(f.fileno())
+    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, verify)
+    with _SUMMARIES_LOCK:
+        if key in _SUMMARIES:
+            _SUMMARIES.move_to_end(key)
+            return _SUMMARIES[key]
+    summary = indexed_reader(f, verify)[1]
+    with _SUMMARIES_LOCK:
+        _SUMMARIES[key] = summary
+        while len(_SUMMARIES) > _SUMMARIES_KEPT:
+            _SUMMARIES.popitem(last=False)
+    return summary
+
+
+_SUMMARIES: OrderedDict[tuple[int, ...], Summary | None] = OrderedDict()  # the last few files' summaries
+_SUMMARIES_KEPT = 8
+_SUMMARIES_LOCK = threading.Lock()
 
 
 def _message(decoders: _Decoders, item: Item) -> Any:

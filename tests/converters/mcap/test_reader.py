@@ -336,3 +336,29 @@ def test_bag_directory_problems(tmp_path: Path, bags: Any, ros2_msgs: Any) -> No
         robokit.open(tmp_path / "empty")
     with pytest.raises(SourceError, match="no such file"):
         robokit.open(tmp_path / "absent.mcap")
+
+
+def test_summary_is_parsed_once_for_every_rescan_until_the_file_changes(sample_bag: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every segment and format re-reads a camera; the summary (a second for an hour of recording) is kept."""
+    import shutil
+
+    from robokit.converters.mcap import reader
+
+    bag = tmp_path / "bag"
+    shutil.copytree(sample_bag, bag)
+    parsed: list[int] = []
+    real = reader.indexed_reader
+    monkeypatch.setattr(reader, "indexed_reader", lambda f, verify=True: parsed.append(1) or real(f, verify))
+    (episode,) = robokit.open(bag)
+    stream = episode.streams["front/rgb"]
+    assert isinstance(stream, ImageStream)
+    before = len(parsed)
+    first = [stream.frame(i).array() for i in (5, 0, 9, 2)]  # steps back rescan from the seek point
+    assert len(parsed) == before + 1
+    (mcap,) = bag.glob("*.mcap")
+    data = mcap.read_bytes()
+    mcap.write_bytes(data)  # same bytes, a new ctime: parsed again, never served from a stale entry
+    again = [stream.frame(i).array() for i in (5, 0, 9, 2)]
+    assert all(np.array_equal(a, b) for a, b in zip(again, first, strict=True))
+    assert len(parsed) == before + 2
