@@ -149,13 +149,19 @@ def _declare(conn: Connection, col: Collector, decoders: _Decoders) -> Decode | 
 def _index_file(path: Path, reader: Any, ros1: bool, col: Collector, decoders: _Decoders, check: bool) -> None:
     """Read one storage file's wanted messages into `col`; with `check`, compare them with its counts."""
     by_connection: dict[int, Decode | None] = {}
+    named = []
     for conn in reader.connections:
+        if not isinstance(conn.topic, str) or not conn.topic:  # a damaged bag2 database may hold a NULL topic
+            col.lose("", f"{path.name}: connection {conn.id} has no topic name; its messages are not read",
+                     conn.msgcount if isinstance(conn.msgcount, int) else None)
+            continue
+        named.append(conn)
         by_connection[conn.id] = _declare(conn, col, decoders)
     wanted = set(col.wanted())
-    for conn in reader.connections:
+    for conn in named:
         if conn.topic not in wanted:
             col.add_count(conn.topic, conn.msgcount)
-    if conns := [c for c in reader.connections if c.topic in wanted]:
+    if conns := [c for c in named if c.topic in wanted]:
         before = col.counts()
 
         def damaged(what: str) -> None:
