@@ -146,11 +146,9 @@ def watch_parent(pid: int) -> None:
 
 def _start_worker(parent: int, encoders: int) -> None:
     """A worker process: exits with the export (`watch_parent`) and runs its share of the CPUs' encoders."""
-    from robokit.converters.video import set_encoder_slots  # here: exports without video never import PyAV
-
     heap.limit_arenas()
     watch_parent(parent)
-    set_encoder_slots(encoders)
+    _run_encoders(encoders)
 
 
 def _local(tasks: Sequence[EpisodeTask], workers: int) -> Iterator[list[Encoded]]:
@@ -174,6 +172,19 @@ def _local(tasks: Sequence[EpisodeTask], workers: int) -> Iterator[list[Encoded]
             ) from exc
 
 
+def _ray_task(task: EpisodeTask) -> list[Encoded]:
+    """A Ray task holds one CPU (Ray's default), so its encoders take turns on it."""
+    _run_encoders(1)
+    return encode_task(task)
+
+
+def _run_encoders(count: int) -> None:
+    """Let this process run `count` video encoders at once."""
+    from robokit.converters.video import set_encoder_slots  # here: exports without video never import PyAV
+
+    set_encoder_slots(count)
+
+
 def _ray(tasks: Sequence[EpisodeTask], address: str | None, workers: int) -> Iterator[list[Encoded]]:
     try:
         import ray
@@ -183,7 +194,7 @@ def _ray(tasks: Sequence[EpisodeTask], address: str | None, workers: int) -> Ite
     if started_here:
         ray.init(address=address, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
     try:
-        remote: Any = ray.remote(encode_task)
+        remote: Any = ray.remote(_ray_task)
         cpus = int(ray.cluster_resources().get("CPU", 1))  # type: ignore[no-untyped-call]
         window = max(workers, cpus) * _IN_FLIGHT_PER_WORKER
         pending: deque[Any] = deque()
