@@ -74,13 +74,17 @@ def episode_videos(cameras: Mapping[str, ImageStream], fps: int, settings: Video
     if settings.codec == "h264" or len(units) * concurrent >= encoder_slots():
         settings = replace(settings, threads=1)
     with ThreadPoolExecutor(max_workers=len(copies) + max(1, min(len(units), encoder_slots()))) as pool:
-        copied = {cam: pool.submit(_copied, cam, coded, cameras[cam], fps) for cam, coded in copies.items()}
-        kept = _Kept(spill)
-        parts = {unit: pool.submit(_encoded, cameras[unit[0]], unit[1], unit[2], fps, settings, kept)
-                 for unit in units}
-        videos = {cam: future.result() for cam, future in copied.items()}
-        for cam, note in notes.items():
-            videos[cam] = _joined([future.result() for unit, future in sorted(parts.items()) if unit[0] == cam], note)
+        try:
+            copied = {cam: pool.submit(_copied, cam, coded, cameras[cam], fps) for cam, coded in copies.items()}
+            kept = _Kept(spill)
+            parts = {unit: pool.submit(_encoded, cameras[unit[0]], unit[1], unit[2], fps, settings, kept)
+                     for unit in units}
+            videos = {cam: future.result() for cam, future in copied.items()}
+            for cam, note in notes.items():
+                videos[cam] = _joined([f.result() for unit, f in sorted(parts.items()) if unit[0] == cam], note)
+        except BaseException:  # the episode has failed: its segments not yet started never will
+            pool.shutdown(cancel_futures=True)
+            raise
     return {cam: videos[cam] for cam in cameras}
 
 

@@ -62,3 +62,29 @@ def test_segmented_cameras_read_back_like_one_encoder(sample_dir: Path, tmp_path
             a, b = (e["front/rgb"].frame(i).array().astype(np.float64) for e in (one, other))
             psnr = 10 * np.log10(255**2 / max(float(np.mean((a - b) ** 2)), 1e-9))
             assert psnr > 35, f"frame {i}: PSNR {psnr:.1f} dB between one encoder and segments"
+
+
+def test_a_failed_segment_stops_the_episode_without_encoding_the_rest(sample_bag: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+    import time
+
+    from robokit.errors import RobokitError, SourceError
+
+    monkeypatch.setattr(videos, "SEGMENT_FRAMES", 4)
+    started: list[int] = []
+    lock = threading.Lock()
+
+    def failing(stream: object, start: int, *args: object) -> videos.Video:
+        with lock:
+            started.append(start)
+        if start == 0:
+            raise SourceError("frame 0 cannot be decoded")
+        time.sleep(0.2)
+        raise AssertionError("never reached: the episode has failed")
+
+    monkeypatch.setattr(videos, "_encoded", failing)
+    (episode,) = robokit.open(sample_bag)
+    with pytest.raises(RobokitError, match="frame 0"):
+        get_converter("lerobot").write([episode], tmp_path, WriterOptions(fps=15))
+    assert len(started) < 4  # of 12 segments: the ones already running finish, the others are cancelled
