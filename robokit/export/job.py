@@ -234,6 +234,7 @@ Outcome = tuple[WriteResult | RobokitError, float]  # a format's result (or why 
 def write_formats(names: Sequence[str], inputs: Inputs, dest: Path, options: WriterOptions, executor: str,
                   workers: int, ray_address: str | None, progress: Progress) -> dict[str, Outcome]:
     """Write every format: streaming ones from one shared pass (timed together), the others alone."""
+    from robokit.export import heap
     from robokit.export.executors import auto_parallelism
     from robokit.export.pipeline import write_episodes
 
@@ -254,6 +255,7 @@ def write_formats(names: Sequence[str], inputs: Inputs, dest: Path, options: Wri
     if shared:
         start = time.perf_counter()
         workers, at_once = (workers, 1) if workers else auto_parallelism(shared, inputs.episodes)
+        heap.trim()  # what the index pass read and freed (every chunk of every recording), before encoding
         results = write_episodes(shared, inputs, dest, executor, workers, ray_address, progress, at_once)
         seconds = time.perf_counter() - start
         outcomes.update((name, (result, seconds)) for name, result in results.items())
