@@ -4,10 +4,12 @@ Writes (once, kept in `--out`, in time order so the writer holds a few frames) o
 ROS 2 bag like `robokit sample`'s (raw rgb8 front camera at 30 Hz with its camera_info, JPEG wrist camera
 at 15 Hz, joints at 100 Hz, a task), then runs `robokit convert <bag> --to <formats> --no-cache`
 in a child process and samples, every 20 ms with psutil, the resident memory of the child and all its
-descendants (workers, forkserver) summed; the peak of that sum is what a machine must have. Encoded
-payloads past 32 MiB are spilled to files, so the peak grows little with the episode.
+descendants (workers, forkserver) summed; the peak of that sum is what a machine must have, and its median
+after the first quarter of the run (steady) shows whether memory follows the episode's length. Encoded
+payloads are spilled to files past a bound, so neither grows with the episode.
 Run by hand: `.venv/bin/python bench/export_memory.py [--seconds 15 120 300] [--formats lerobot rlds webdataset mcap]`.
-Measured on a shared 2-core machine: 383, 416 and 436 MiB for 15, 120 and 300 s (0.4, 3.4, 8.4 GB bags).
+Measured on a shared 2-core machine, peak / steady: 313 / 301, 336 / 322 and 363 / 324 MiB for 15, 120 and
+600 s (0.4, 3.4, 16.8 GB bags).
 """
 
 from __future__ import annotations
@@ -63,23 +65,25 @@ def summed_rss(proc: psutil.Process) -> int:
     return total
 
 
-def convert(bag: Path, out: Path, formats: list[str], extra: list[str]) -> tuple[float, float]:
-    """Run one conversion; returns (peak summed RSS in MiB, wall seconds)."""
+def convert(bag: Path, out: Path, formats: list[str], extra: list[str]) -> tuple[float, float, float]:
+    """Run one conversion; returns (peak and steady summed RSS in MiB, wall seconds). Steady is the median of the
+    samples after the first quarter of the run: flat memory shows as the same steady figure for any length."""
     args = [sys.executable, "-c", "from robokit.cli import main; main()", "convert", str(bag),
             *(a for f in formats for a in ("--to", f)), "--out", str(out), "--no-cache", *extra]
     start = time.perf_counter()
     child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    proc, peak = psutil.Process(child.pid), 0
+    proc, samples = psutil.Process(child.pid), [0]
     while child.poll() is None:
         try:
-            peak = max(peak, summed_rss(proc))
+            samples.append(summed_rss(proc))
         except psutil.NoSuchProcess:
             break
         time.sleep(0.02)
     _, err = child.communicate()
     if child.returncode != 0:
         raise SystemExit(f"robokit convert failed ({child.returncode}):\n{err[-3000:]}")
-    return peak / MIB, time.perf_counter() - start
+    steady = float(np.median(samples[len(samples) // 4:]))
+    return max(samples) / MIB, steady / MIB, time.perf_counter() - start
 
 
 def main() -> None:
@@ -97,8 +101,8 @@ def main() -> None:
         extra += ["--crf", "50"]
     width, height = (int(v) for v in args.size.split("x"))
     try:
-        print(f"{'episode':>8} {'bag MB':>8} {'peak MiB (all processes)':>26} {'wall s':>7}   formats: "
-              f"{' '.join(args.formats)}")
+        print(f"{'episode':>8} {'bag MB':>8} {'peak MiB (all processes)':>26} {'steady MiB':>11} {'wall s':>7}   "
+              f"formats: {' '.join(args.formats)}")
         for seconds in args.seconds:
             bag = args.out / f"sample_{seconds:g}s_{width}x{height}"
             if not bag.exists():
@@ -106,8 +110,8 @@ def main() -> None:
                 write_bag(bag, seconds, width, height)
             size = sum(f.stat().st_size for f in bag.iterdir()) / 1e6
             with tempfile.TemporaryDirectory(prefix="export-memory-out-", dir=args.out) as out:
-                peak, wall = convert(bag, Path(out), args.formats, extra)
-            print(f"{seconds:7g}s {size:8.0f} {peak:26.0f} {wall:7.1f}")
+                peak, steady, wall = convert(bag, Path(out), args.formats, extra)
+            print(f"{seconds:7g}s {size:8.0f} {peak:26.0f} {steady:11.0f} {wall:7.1f}")
     finally:
         if args.smoke:
             shutil.rmtree(args.out, ignore_errors=True)
