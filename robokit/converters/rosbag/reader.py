@@ -5,21 +5,23 @@ Storage files are opened one by one: rosbags' directory reader yields nothing on
 
 from __future__ import annotations
 
+import bisect
 import heapq
+import itertools
+import operator
 import os
-from collections.abc import Callable, Generator, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from functools import partial
 from io import BytesIO
 from pathlib import Path
 from typing import Any
 
 from rosbags.interfaces import Connection, MessageDefinitionFormat
-from rosbags.rosbag1 import Reader as Reader1
 from rosbags.rosbag1.reader import Header, RecordType, read_bytes, read_uint32
 from rosbags.rosbag2 import Reader as Reader2
 
-from robokit.converters.rosbag import ros1scan
+from robokit.converters.rosbag import ros1index, ros1scan
 from robokit.digest import source_digest
 from robokit.errors import SourceError
 from robokit.ros.bagdir import METADATA, Decompress, check_bag_counts, read_bag_dir
@@ -35,17 +37,18 @@ _FORMATS = {MessageDefinitionFormat.MSG: "msg", MessageDefinitionFormat.IDL: "id
 
 @contextmanager
 def _open(path: Path, ros1: bool) -> Iterator[Any]:
-    """An open rosbags reader; anything that is not a readable bag becomes a SourceError naming the file."""
+    """An open rosbags reader; anything that is not a readable bag becomes a SourceError naming the file. A ROS 1
+    bag's index is parsed once per file (`ros1index`): rescans only open the file again."""
     kind = "ROS 1 bag" if ros1 else "ROS 2 sqlite3 storage file"
-    try:
-        reader: Any = Reader1(path) if ros1 else Reader2(path)
-        reader.open()
-    except Exception as err:
-        raise SourceError(f"{path}: not a readable {kind} ({type(err).__name__}: {err})") from err
-    try:
+    with ExitStack() as stack:
+        try:
+            reader: Any = stack.enter_context(ros1index.opened(path)) if ros1 else Reader2(path)
+            if not ros1:
+                reader.open()
+                stack.callback(reader.close)
+        except Exception as err:
+            raise SourceError(f"{path}: not a readable {kind} ({type(err).__name__}: {err})") from err
         yield reader
-    finally:
-        reader.close()
 
 
 def connection_decoder(conn: Connection, ros1: bool, decompress: Decompress) -> Decode:
@@ -79,7 +82,7 @@ def _ros1_messages(
     """rosbags' ROS 1 message loop, but a chunk that does not decompress to its recorded size or whose
     records do not parse is skipped (told to `damaged` with its offset and messages) and the rest read."""
     by_id = {c.id: c for c in reader.connections}
-    entries = heapq.merge(*(reader.indexes[c.id] for c in conns))
+    entries = heapq.merge(*(_from(reader.indexes[c.id], start) for c in conns))
     bad: set[int] = set()
     pos, data = -1, BytesIO()
     for entry in entries:
@@ -105,6 +108,15 @@ def _ros1_messages(
                         f"({type(err).__name__}: {err})")
             continue
         yield conn, entry.time, raw
+
+
+def _from(index: list[Any], start: int | None) -> Iterable[Any]:
+    """A connection's index entries (sorted by time) from log time `start` on, found by bisection: a segment's
+    rescan must not step through every earlier message."""
+    return index if start is None else itertools.islice(index, bisect.bisect_left(index, start, key=_TIME), None)
+
+
+_TIME = operator.attrgetter("time")
 
 
 def _ros1_chunk(reader: Any, pos: int) -> bytes:

@@ -124,3 +124,27 @@ def test_truncated_ros1_bag(tmp_path: Path, bags: Any, ros1_msgs: Any) -> None:
     path.write_bytes(path.read_bytes()[:-200])  # the index is cut: the chunks are scanned
     ep = bags.open_one(path)
     assert len(ep["joints/position"]) == 5 and any("read by a linear scan" in w for w in ep.warnings)
+
+
+def test_ros1_rescans_share_one_parsed_index(tmp_path: Path, bags: Any, ros1_msgs: Any,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every segment and format rescans a camera: the bag's index is parsed once, threads read on handles of
+    their own, and a changed file is parsed again."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from robokit.converters.rosbag import ros1index
+
+    path = bags.write_ros1(tmp_path / "run.bag", bags.scenario(ros1_msgs, "tf/msg/tfMessage"), ros1_msgs.ts)
+    parsed: list[Path] = []
+    real = ros1index._parse
+    monkeypatch.setattr(ros1index, "_parse", lambda p: parsed.append(p) or real(p))
+    ep = bags.open_one(path)
+    front = ep["front/rgb"]
+    order = [2, 0, 1, 1, 2]
+    expected = [bags.front_pixels(i) for i in order]
+    with ThreadPoolExecutor(4) as pool:
+        frames = list(pool.map(lambda i: front.frame(i).array(), order * 4))
+    assert all(np.array_equal(f, e) for f, e in zip(frames, expected * 4, strict=True))
+    assert len(parsed) == 1
+    path.write_bytes(path.read_bytes())  # same bytes, new ctime: parsed again, never a stale index
+    assert np.array_equal(front.frame(1).array(), bags.front_pixels(1)) and len(parsed) == 2
