@@ -45,6 +45,7 @@ def set_encoder_slots(count: int) -> None:
 
 
 def encoder_slots() -> int:
+    """How many encoders may run at once in this process."""
     return _slots.count
 
 

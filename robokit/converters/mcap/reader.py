@@ -6,10 +6,7 @@ Unfinished files (no summary or chunk index) are read by a linear scan.
 from __future__ import annotations
 
 import json
-import os
-import threading
 import zlib
-from collections import OrderedDict
 from collections.abc import Callable, Collection, Generator, Sequence
 from functools import partial
 from pathlib import Path
@@ -27,6 +24,7 @@ from robokit.ros.bagdir import BagDir, Decompress, check_bag_counts, read_bag_di
 from robokit.ros.collect import Collector, Decode, Loaded, Scan
 from robokit.ros.fields import ros_type, wrap_json
 from robokit.ros.ros_types import ros_decoder
+from robokit.sources.perfile import PerFile
 from robokit.sources.registry import ReadOptions
 from robokit.sources.sniff import MCAP_MAGIC, is_mcap
 from robokit.timeline import Episode, EpisodeMeta
@@ -312,26 +310,12 @@ def scan_topic(files: Sequence[Path], verify: bool, topic: str, start: int | Non
 
 
 def _summary(f: IO[bytes], verify: bool) -> Summary | None:
-    """The open file's summary (None: read it linearly), parsed once for all the scans that re-read the file
-    (keyed by inode, size and times): a camera is read again for every segment and format, and an hour's
-    summary takes a second to parse."""
-    st = os.fstat(f.fileno())
-    key = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, verify)
-    with _SUMMARIES_LOCK:
-        if key in _SUMMARIES:
-            _SUMMARIES.move_to_end(key)
-            return _SUMMARIES[key]
-    summary = indexed_reader(f, verify)[1]
-    with _SUMMARIES_LOCK:
-        _SUMMARIES[key] = summary
-        while len(_SUMMARIES) > _SUMMARIES_KEPT:
-            _SUMMARIES.popitem(last=False)
-    return summary
+    """The open file's summary (None: read it linearly), parsed once for all the scans that re-read the file: an
+    hour's summary takes a second to parse."""
+    return _SUMMARIES.get(f, lambda: indexed_reader(f, verify)[1], verify)
 
 
-_SUMMARIES: OrderedDict[tuple[int, ...], Summary | None] = OrderedDict()  # the last few files' summaries
-_SUMMARIES_KEPT = 8
-_SUMMARIES_LOCK = threading.Lock()
+_SUMMARIES: PerFile[Summary | None] = PerFile(kept=8)
 
 
 def _message(decoders: _Decoders, item: Item) -> Any:
