@@ -64,6 +64,19 @@ class ItemReport:
         self.warnings += [f"episode {report.id}: {w}" if many else w for w in report.warnings]
 
 
+def _why_none(episode: Episode) -> str:
+    """What the reader said of an episode it read no stream from (its warnings name every skipped topic and loss),
+    the first few, so that the reason reaches export.json and the summary with the skip."""
+    said = list(dict.fromkeys(episode.warnings))
+    if not said:
+        return ""
+    more = f"; and {len(said) - _WHY_SHOWN} more" if len(said) > _WHY_SHOWN else ""
+    return f" ({'; '.join(said[:_WHY_SHOWN])}{more})"
+
+
+_WHY_SHOWN = 4
+
+
 def open_item(item: ManifestItem, verify: bool = True, note: Log | None = None,
               mapping: Mapping[str, str] | None = None) -> list[Episode]:
     """Episodes of one item with its manifest overrides applied (and the user's topic → channel `mapping`); the
@@ -77,7 +90,7 @@ def open_item(item: ManifestItem, verify: bool = True, note: Log | None = None,
     for n, ep in enumerate(episodes):
         try:
             if not ep.streams:
-                raise RobokitError(f"{item.data_path}: no readable streams")
+                raise RobokitError(f"{item.data_path}: no readable streams{_why_none(ep)}")
         except RobokitError as exc:
             if len(episodes) == 1:
                 raise

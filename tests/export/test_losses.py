@@ -18,6 +18,7 @@ import robokit
 from robokit.cli import main
 from robokit.export import export
 from robokit.ros.bagwriter import START_NS, header, joint_state, typestore
+from tests.ros.recordings import null_topic_names
 
 JS = "sensor_msgs/msg/JointState"
 
@@ -118,3 +119,16 @@ def test_cut_ros1_bag_converts_its_intact_part(tmp_path: Path, capsys: pytest.Ca
     assert 0 < record["formats"]["mcap"]["frames"] < 100
     assert "cut.bag: data ends early" in log and "read by a linear scan" in log
     assert "incomplete: " in summary and "cut.bag: data ends early" in summary
+
+
+def test_a_recording_with_no_readable_stream_says_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Skipped whole, the recording's reader warnings (here a topic lost to a damaged row) travel with the skip:
+    into export.json, the summary and the exit code."""
+    bag = joint_bag(tmp_path / "run", [float(i) for i in range(20)], "sqlite3")
+    (db3,) = bag.glob("*.db3")
+    null_topic_names(db3)
+    assert main(["convert", str(bag), "--to", "mcap", "--out", str(tmp_path / "out"), "--no-cache"]) == 1
+    (item,) = json.loads((tmp_path / "out" / "export.json").read_text())["items"]
+    assert item["status"] == "skipped" and "no readable streams (" in item["reason"]
+    assert "has no topic name; its messages are not read" in item["reason"]
+    assert "has no topic name" in capsys.readouterr().err

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -474,3 +475,15 @@ class _Helpers:
         (ep,) = robokit.open(path, mapping, verify=verify)
         ep.streams  # noqa: B018 - run the loader now
         return ep
+
+
+def null_topic_names(db3: Path, where: str = "1") -> None:
+    """Damage a ROS 2 sqlite3 bag as a corrupted database can be: topic names NULL (rows matching `where`). The
+    schema forbids it, so the table is first copied without that constraint."""
+    with sqlite3.connect(db3) as db:
+        (schema,) = db.execute("SELECT sql FROM sqlite_master WHERE name = 'topics'").fetchone()
+        db.execute(schema.replace("topics", "damaged", 1).replace("name TEXT NOT NULL", "name TEXT"))
+        db.execute("INSERT INTO damaged SELECT * FROM topics")
+        db.execute("DROP TABLE topics")
+        db.execute("ALTER TABLE damaged RENAME TO topics")
+        db.execute(f"UPDATE topics SET name = NULL WHERE {where}")

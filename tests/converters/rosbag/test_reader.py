@@ -13,6 +13,7 @@ from rosbags.rosbag2 import Writer as Writer2
 
 import robokit
 from robokit.errors import SourceError
+from tests.ros.recordings import null_topic_names
 
 
 def test_ros2_sqlite3_directory(tmp_path: Path, bags: Any, ros2_msgs: Any) -> None:
@@ -82,13 +83,7 @@ def test_connection_without_a_topic_name_is_a_loss(tmp_path: Path, bags: Any, ro
     """A damaged database row holding a NULL topic name: that connection's messages are a loss, the rest read."""
     bag = bags.write_ros2(tmp_path / "run", bags.scenario(ros2_msgs), ros2_msgs.ts, "sqlite3")
     (db3,) = bag.glob("*.db3")
-    with sqlite3.connect(db3) as db:  # damage bypasses the schema's NOT NULL: a copy without it stands in
-        (schema,) = db.execute("SELECT sql FROM sqlite_master WHERE name = 'topics'").fetchone()
-        db.execute(schema.replace("topics", "damaged", 1).replace("name TEXT NOT NULL", "name TEXT"))
-        db.execute("INSERT INTO damaged SELECT * FROM topics")
-        db.execute("DROP TABLE topics")
-        db.execute("ALTER TABLE damaged RENAME TO topics")
-        db.execute("UPDATE topics SET name = NULL WHERE name = '/cmd_vel'")
+    null_topic_names(db3, "name = '/cmd_vel'")
     (ep,) = robokit.open(db3)
     assert "cmd_vel/twist" not in ep.streams and "joints/position" in ep.streams
     (loss,) = [loss for loss in ep.losses if "has no topic name" in loss.reason]
