@@ -72,7 +72,8 @@ def plugins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(registry, "_instances", dict(registry._instances))
     monkeypatch.setattr(readers, "entry_points", found)
     monkeypatch.setattr(readers, "_registered", [])
-    monkeypatch.setattr(readers, "_loaded", False)
+    monkeypatch.setattr(readers, "_plugins_loaded", False)
+    monkeypatch.setattr(readers, "_builtins", {})
 
 
 def test_one_line_registers_a_format_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -83,7 +84,8 @@ def test_one_line_registers_a_format_both_ways(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.setattr(registry, "_BUILTIN", (toy,))
     monkeypatch.setattr(registry, "_instances", {})
     monkeypatch.setattr(readers, "_registered", [])
-    monkeypatch.setattr(readers, "_loaded", False)
+    monkeypatch.setattr(readers, "_plugins_loaded", False)
+    monkeypatch.setattr(readers, "_builtins", {})
     assert available() == ["toy-mcap"] and get_converter("toy-mcap").name == "mcap"
     assert [r.name for r in readers.readers()] == ["mcap"]
 

@@ -18,7 +18,7 @@ from typing import Any
 from robokit.digest import source_digest
 from robokit.errors import RobokitError, SourceError
 from robokit.limits import MAX_TEXT
-from robokit.sources import open_episodes, readers
+from robokit.sources import iter_readers, open_episodes
 from robokit.timeline.streams import ImageStream
 
 TASK_TYPES = ("reasoning", "caption", "mcq")
@@ -205,7 +205,7 @@ def _recordings(folder: Path, depth: int) -> Iterator[Path]:
         if child.name.startswith(".") or (depth == 0 and child.name in SCENE_MARKERS) or child.is_symlink():
             continue
         try:
-            sniffed = any(r.sniff(child) for r in readers())
+            sniffed = any(r.sniff(child) for r in iter_readers())
         except (OSError, RobokitError):
             sniffed = False
         if sniffed:
