@@ -88,6 +88,11 @@ class Collector:
         """Messages of a topic that was not read (counts from the index or statistics)."""
         self.topics[topic].count += count
 
+    def headers_suffice(self, topic: str) -> bool:
+        """Whether the topic's next messages need only their headers decoded (their payload is re-read later)."""
+        t = self.topics[topic]
+        return not t.reason and t.builder.headers_suffice()
+
     def feed(self, topic: str, log_time: int, raw: Any, decode: Decode | None) -> None:
         """One message in the recording's order; `decode` None means count it only."""
         t = self.topics[topic]

@@ -127,6 +127,10 @@ class ImageBuilder(TopicBuilder):
         self.positions.append(position)
         self.clock.add(header_stamp(msg), log_time)
 
+    def headers_suffice(self) -> bool:
+        """Still images after the first (which gave the layout): only their stamps are read here."""
+        return self.layout is not None and self.video is None
+
     def build(self) -> list[Stream]:
         source = self.source
         if self.video is not None:

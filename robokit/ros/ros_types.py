@@ -8,6 +8,8 @@ from typing import Any
 
 from rosbags.typesys import Stores, get_types_from_idl, get_types_from_msg, get_typestore
 
+from robokit.ros.heads import HeadParser, image_head
+
 _IDL_SEPARATOR = "=" * 80 + "\n"
 
 
@@ -28,9 +30,8 @@ def _types(msgtype: str, definition: str, fmt: str) -> Any:
 
 
 @lru_cache(maxsize=512)
-def ros_decoder(msgtype: str, definition: str, fmt: str, encoding: str) -> Callable[[Any], Any]:
-    """raw → object for `msgtype` ("cdr" or "ros1") from its definition (`fmt` "msg"|"idl"; "" = none stored,
-    use the standard ROS 2 types); raises when it does not parse or the type is unknown, so the topic is skipped."""
+def _store(msgtype: str, definition: str, fmt: str) -> Any:
+    """A typestore holding `msgtype` as the recording defines it (`fmt` "" = none stored: the standard ROS 2 types)."""
     if fmt:
         store = get_typestore(Stores.EMPTY)
         store.register(_types(msgtype, definition, fmt))
@@ -39,6 +40,26 @@ def ros_decoder(msgtype: str, definition: str, fmt: str, encoding: str) -> Calla
         if msgtype not in store.fielddefs:
             raise KeyError(f"the recording stores no definition of {msgtype} and it is not a standard ROS 2 type")
     store.get_msgdef(msgtype)  # generate the (de)serialiser now: a missing dependency fails here
+    return store
+
+
+@lru_cache(maxsize=512)
+def ros_decoder(msgtype: str, definition: str, fmt: str, encoding: str) -> Callable[[Any], Any]:
+    """raw → object for `msgtype` ("cdr" or "ros1") from its definition (`fmt` "msg"|"idl"; "" = none stored,
+    use the standard ROS 2 types); raises when it does not parse or the type is unknown, so the topic is skipped."""
+    store = _store(msgtype, definition, fmt)
     if encoding == "ros1":
         return lambda raw: store.deserialize_ros1(raw, msgtype)
     return lambda raw: store.deserialize_cdr(raw, msgtype)
+
+
+@lru_cache(maxsize=512)
+def ros_head(msgtype: str, definition: str, fmt: str, encoding: str) -> HeadParser | None:
+    """The header parser of a CDR image type the recording defines as ROS 2 does (see `heads`); None otherwise."""
+    parse = image_head(msgtype) if encoding == "cdr" else None
+    if parse is None:
+        return None
+    store, standard = _store(msgtype, definition, fmt), _latest()
+    layout = (msgtype, "std_msgs/msg/Header", "builtin_interfaces/msg/Time")
+    same = all(store.fielddefs.get(name) == standard.fielddefs.get(name) for name in layout)
+    return parse if same else None

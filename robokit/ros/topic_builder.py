@@ -88,6 +88,10 @@ class TopicBuilder:
     def add(self, msg: Any, log_time: int, position: int) -> None:
         raise NotImplementedError
 
+    def headers_suffice(self) -> bool:
+        """Whether `add` now needs only the next messages' headers (readers may then skip their payload)."""
+        return False
+
     def build(self) -> list[Stream]:
         raise NotImplementedError
 

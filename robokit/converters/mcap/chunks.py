@@ -4,6 +4,10 @@ mcap's own reader builds each record through a BytesIO stream and orders message
 objects; here a chunk's messages are sliced out of it once and ordered by plain tuples in a heap.
 Payloads are copied out (not views): the chunk is then freed at once, so the allocator reuses its memory
 instead of faulting in fresh pages for every chunk, and no kept value ever pins a whole chunk.
+
+Large uncompressed chunks without a CRC to check (what rosbag2 writes) are walked in the file instead: only
+the wanted messages are read, each straight into its own bytes, and a channel that needs only its messages'
+headers reads their first bytes (`Head`). The walk makes the same checks, so a chunk is damaged for both alike.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ _RECORD = struct.Struct("<BQ")  # opcode, record length
 _CHUNK = struct.Struct("<QQQII")  # start and end time, uncompressed size and CRC, compression name length
 _MESSAGE = struct.Struct("<HIQQ")  # channel id, sequence, log time, publish time
 _MESSAGE_OPCODE, _CHUNK_OPCODE = 0x05, 0x06
+WALK_ABOVE = 1 << 18  # record bytes from which an uncompressed chunk is walked in the file, not read whole
 
 
 class RawMessage(NamedTuple):
@@ -32,7 +37,23 @@ class RawMessage(NamedTuple):
     sequence: int
     log_time: int
     publish_time: int
-    data: bytes
+    data: bytes | Head
+
+
+class Head(NamedTuple):
+    """The first bytes of a message's data, its full size, and where the rest lies (`whole` reads it all)."""
+
+    prefix: bytes
+    size: int
+    f: IO[bytes]
+    offset: int
+
+    def whole(self) -> bytes:
+        self.f.seek(self.offset)
+        data = self.f.read(self.size)
+        if len(data) != self.size:
+            raise ChunkError(f"file ends inside a message ({len(data)} of {self.size} bytes)")
+        return data
 
 
 class ChunkError(ValueError):
@@ -99,6 +120,63 @@ def read_chunk(f: IO[bytes], offset: int, verify: bool) -> bytes | memoryview:
     if len(body) != length:
         raise ChunkError(f"file ends inside the chunk ({len(body)} of {length} bytes)")
     return chunk_records(body, verify)
+
+
+def chunk_messages(f: IO[bytes], offset: int, verify: bool, wanted: Callable[[int], bool],
+                   head: Callable[[int], int] | None = None) -> list[RawMessage]:
+    """The wanted Message records of the Chunk at byte `offset`, in record order; a channel for which `head` gives a
+    length > 0 may get a `Head` of that many bytes as its data. Raises ChunkError for a damaged chunk."""
+    span = _walkable(f, offset, verify)
+    if span is None:
+        return list(messages_in(read_chunk(f, offset, verify), wanted))
+    at, end = span
+    found: list[RawMessage] = []
+    while at < end:
+        f.seek(at)
+        fixed = f.read(min(_RECORD.size + _MESSAGE.size, end - at))
+        if len(fixed) < _RECORD.size:
+            raise ChunkError(f"chunk records end inside a record header at byte {at - span[0]}")
+        opcode, length = _RECORD.unpack_from(fixed)
+        start, at = at + _RECORD.size, at + _RECORD.size + length
+        if at > end:
+            raise ChunkError(f"record at byte {start - _RECORD.size - span[0]} runs past the chunk's end")
+        if opcode != _MESSAGE_OPCODE:
+            continue
+        if length < _MESSAGE.size:
+            raise ChunkError(f"message record of {length} bytes at byte {start - _RECORD.size - span[0]}")
+        channel, sequence, log_time, publish_time = _MESSAGE.unpack_from(fixed, _RECORD.size)
+        if not wanted(channel):
+            continue
+        size, keep = length - _MESSAGE.size, head(channel) if head is not None else 0
+        data = f.read(min(size, keep) if keep else size)
+        if len(data) != min(size, keep or size):
+            raise ChunkError(f"file ends inside the message at byte {start - _RECORD.size - span[0]}")
+        if keep and size > keep:
+            data_at = start + _MESSAGE.size
+            found.append(RawMessage(channel, sequence, log_time, publish_time, Head(data, size, f, data_at)))
+        else:
+            found.append(RawMessage(channel, sequence, log_time, publish_time, data))
+    return found
+
+
+def _walkable(f: IO[bytes], offset: int, verify: bool) -> tuple[int, int] | None:
+    """The file span of a chunk's records when it is large, uncompressed and needs no CRC check, and its header is
+    sound; None sends it to `read_chunk`, which reports whatever is wrong."""
+    f.seek(offset)
+    head = f.read(_RECORD.size + _CHUNK.size)
+    if len(head) < _RECORD.size + _CHUNK.size:
+        return None
+    opcode, length = _RECORD.unpack_from(head)
+    _, _, size, crc, name_len = _CHUNK.unpack_from(head, _RECORD.size)
+    if opcode != _CHUNK_OPCODE or name_len or (verify and crc) or size < WALK_ABOVE:
+        return None
+    count = f.read(8)
+    records = offset + _RECORD.size + _CHUNK.size + 8
+    if len(count) < 8 or struct.unpack("<Q", count)[0] != size or size + _CHUNK.size + 8 > length:
+        return None
+    if offset + _RECORD.size + length > f.seek(0, 2):  # read_chunk refuses a chunk running past the file's end
+        return None
+    return records, records + size
 
 
 def messages_in(records: bytes | memoryview, wanted: Callable[[int], bool]) -> Iterator[RawMessage]:

@@ -17,13 +17,14 @@ from mcap.records import Channel, Chunk, DataEnd, Message, Schema
 from mcap.stream_reader import StreamReader, breakup_chunk
 from mcap.summary import Summary
 
-from robokit.converters.mcap.chunks import ChunkError, LogTimeQueue, RawMessage, messages_in, read_chunk
+from robokit.converters.mcap.chunks import ChunkError, Head, LogTimeQueue, RawMessage, chunk_messages
 from robokit.digest import source_digest
 from robokit.errors import SourceError
 from robokit.ros.bagdir import BagDir, Decompress, check_bag_counts, read_bag_dir
 from robokit.ros.collect import Collector, Decode, Loaded, Scan
 from robokit.ros.fields import ros_type, wrap_json
-from robokit.ros.ros_types import ros_decoder
+from robokit.ros.heads import HEAD_BYTES, HeadParser
+from robokit.ros.ros_types import ros_decoder, ros_head
 from robokit.sources.perfile import PerFile
 from robokit.sources.registry import ReadOptions
 from robokit.sources.sniff import MCAP_MAGIC, is_mcap
@@ -81,6 +82,23 @@ class _Decoders:
         if decode is None:
             decode = self._cache[key] = make_decoder(schema, channel, self._decompress)
         return decode
+
+    def head(self, schema: Schema | None, channel: Channel) -> HeadParser | None:
+        """The header parser of a channel whose messages' headers can be read from their first bytes (see `heads`)."""
+        if schema is None or self._decompress is not None or channel.message_encoding != "cdr":
+            return None
+        if schema.encoding not in ("ros2msg", "ros2idl"):
+            return None
+        fmt = "idl" if schema.encoding == "ros2idl" else "msg"
+        return ros_head(ros_type(schema.name), schema.data.decode(), fmt, "cdr")
+
+
+def _headed(parse: HeadParser, decode: Decode, raw: bytes | Head) -> Any:
+    """A message decoded from its header when the reader gave only its first bytes (whole when they do not suffice)."""
+    if not isinstance(raw, Head):
+        return decode(raw)
+    found = parse(raw.prefix, raw.size)
+    return found if found is not None else decode(raw.whole())
 
 
 def _summary_crc_mismatch(f: IO[bytes]) -> str:
@@ -190,11 +208,12 @@ def indexed_messages(
     start: int | None = None,
     verify: bool = True,
     damaged: Damaged | None = None,
+    head: Callable[[int], int] | None = None,
 ) -> Generator[Item, None, None]:
     """The topics' messages through the chunk index in log-time order, from log time `start` on.
 
     Chunks are read as the order reaches them; a damaged one (CRC mismatch when `verify`, bad compression or
-    records) is skipped and told to `damaged`, the other chunks still read."""
+    records) is skipped and told to `damaged`, the other chunks still read. `head`: see `chunk_messages`."""
     queue = LogTimeQueue()
     channels = summary.channels
     wanted = {c for c, ch in channels.items() if topics is None or ch.topic in topics}
@@ -212,7 +231,7 @@ def indexed_messages(
             continue
         offset = item.chunk_start_offset
         try:
-            found = list(messages_in(read_chunk(f, offset, verify), wanted.__contains__))
+            found = chunk_messages(f, offset, verify, wanted.__contains__, head)
         except (ChunkError, OSError) as err:
             if damaged is not None:
                 damaged(f"damaged chunk at byte {offset} skipped ({type(err).__name__}: {err})")
@@ -234,6 +253,7 @@ def _channel_names(channel: Channel) -> dict[str, str]:
 def _index_file(path: Path, col: Collector, decoders: _Decoders, verify: bool, check_counts: bool) -> None:
     """Read one file's wanted messages into `col`; with `check_counts`, compare them with its Statistics."""
     by_channel: dict[int, Decode | None] = {}  # None: count only
+    heads: dict[int, str] = {}  # channels whose messages may come as a Head → their topic
 
     def declare(schema: Schema | None, channel: Channel) -> None:
         by_channel[channel.id] = None
@@ -244,9 +264,18 @@ def _index_file(path: Path, col: Collector, decoders: _Decoders, verify: bool, c
             if CHANNELS_KEY in channel.metadata:
                 col.rename(channel.topic, _channel_names(channel))
             try:
-                by_channel[channel.id] = decoders.get(schema, channel)
+                by_channel[channel.id] = decode = decoders.get(schema, channel)
+                parse = decoders.head(schema, channel)
             except Exception as err:
                 col.reject(channel.topic, f"cannot decode {channel_type(schema) or 'schema'}: {err}")
+                return
+            if parse is not None:
+                by_channel[channel.id], heads[channel.id] = partial(_headed, parse, decode), channel.topic
+
+    def head(channel_id: int) -> int:
+        """Bytes to read of a message when its topic needs only headers (0: read it whole)."""
+        topic = heads.get(channel_id)
+        return HEAD_BYTES if topic is not None and col.headers_suffice(topic) else 0
 
     def feed(channel: Channel, message: RawMessage) -> None:
         col.feed(channel.topic, message.log_time, message.data, by_channel[channel.id])
@@ -275,7 +304,7 @@ def _index_file(path: Path, col: Collector, decoders: _Decoders, verify: bool, c
                 return
         before = col.counts()
         try:  # log-time order reads chunks as it goes; insert order would queue every chunk up front
-            for _, channel, message in indexed_messages(f, summary, topics, None, verify, lost):
+            for _, channel, message in indexed_messages(f, summary, topics, None, verify, lost, head):
                 feed(channel, message)
         except Exception as err:  # damaged data outside a chunk: keep the messages before it
             col.stopped(path.name, err)

@@ -1,0 +1,76 @@
+"""Image headers read from a prefix agree with rosbags' full decode on sound and on damaged messages."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+import pytest
+from rosbags.typesys import Stores, get_typestore
+
+from robokit.ros.heads import HEAD_BYTES, image_head
+
+STORE = get_typestore(Stores.LATEST)
+
+
+def _message(msgtype: str, rng: random.Random) -> bytes:
+    T = STORE.types
+    header = T["std_msgs/msg/Header"](T["builtin_interfaces/msg/Time"](rng.randrange(-2**31, 2**31),
+                                                                       rng.randrange(2**32)),
+                                      "cam" * rng.randrange(0, 40))
+    data = np.frombuffer(rng.randbytes(rng.randrange(0, 3000)), dtype=np.uint8)
+    if msgtype == "sensor_msgs/msg/Image":
+        msg: Any = T[msgtype](header, rng.randrange(500), rng.randrange(500), "rgb8"[:rng.randrange(5)],
+                              rng.randrange(2), rng.randrange(4000), data)
+    else:
+        msg = T[msgtype](header, "jpeg"[:rng.randrange(5)], data)
+    return bytes(STORE.serialize_cdr(msg, msgtype))
+
+
+def _damaged(raw: bytes, rng: random.Random) -> bytes:
+    b = bytearray(raw)
+    for _ in range(rng.randrange(1, 4)):
+        what = rng.randrange(4)
+        if what == 0 and b:  # a byte in the header region
+            b[rng.randrange(min(len(b), 80))] = rng.randrange(256)
+        elif what == 1 and b:  # truncation
+            del b[rng.randrange(len(b)):]
+        elif what == 2:  # bytes appended
+            b += rng.randbytes(rng.randrange(1, 9))
+        elif len(b) > 4:  # a length field's high byte (fields are 4-aligned after the encapsulation header)
+            b[min(rng.randrange(min(len(b), 80)) | 3, len(b) - 1)] = rng.randrange(256)
+    return bytes(b)
+
+
+def _full(raw: bytes, msgtype: str) -> tuple[int, int, str] | None:
+    try:
+        msg: Any = STORE.deserialize_cdr(raw, msgtype)
+    except Exception:
+        return None
+    return msg.header.stamp.sec, msg.header.stamp.nanosec, msg.header.frame_id
+
+
+@pytest.mark.parametrize("msgtype", ["sensor_msgs/msg/Image", "sensor_msgs/msg/CompressedImage"])
+def test_a_head_is_read_only_when_the_full_decode_succeeds_alike(msgtype: str) -> None:
+    parse = image_head(msgtype)
+    assert parse is not None
+    rng = random.Random(7)
+    agreed = fell_back = 0
+    for case in range(3000):
+        raw = _message(msgtype, rng)
+        if case % 4:
+            raw = _damaged(raw, rng)
+        full = _full(raw, msgtype)
+        head = parse(raw[:HEAD_BYTES], len(raw))
+        if head is None:
+            fell_back += 1
+            assert case % 4 or len(raw) > HEAD_BYTES, "a sound message with a short header must parse"
+            continue
+        assert full == (head.header.stamp.sec, head.header.stamp.nanosec, head.header.frame_id), case
+        agreed += 1
+    assert agreed > 1000 and fell_back > 300
+
+
+def test_other_types_have_no_head_parser() -> None:
+    assert image_head("sensor_msgs/msg/JointState") is None
