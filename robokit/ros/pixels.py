@@ -49,7 +49,7 @@ def raw_pixels(msg: Any) -> np.ndarray:
     rows = np.ascontiguousarray(buf[: height * step].reshape(height, step)[:, :row])
     order = ">" if int(getattr(msg, "is_bigendian", 0) or 0) else "<"
     pixels = rows.view(np.dtype(order + dtype)).reshape((height, width, channels) if channels > 1 else (height, width))
-    pixels = pixels.astype(np.dtype(dtype).newbyteorder("="), copy=not pixels.flags.writeable)
+    pixels = pixels.astype(np.dtype(dtype).newbyteorder("="), copy=False)  # read-only, like decoded JPEG frames
     if encoding in _BGR:
         pixels = pixels[..., [2, 1, 0, 3][:channels]]
     return pixels
