@@ -129,30 +129,34 @@ def chunk_messages(f: IO[bytes], offset: int, verify: bool, wanted: Callable[[in
     span = _walkable(f, offset, verify)
     if span is None:
         return list(messages_in(read_chunk(f, offset, verify), wanted))
-    at, end = span
+    first, end = span
+    at = first
     found: list[RawMessage] = []
     while at < end:
         f.seek(at)
         fixed = f.read(min(_RECORD.size + _MESSAGE.size, end - at))
         if len(fixed) < _RECORD.size:
-            raise ChunkError(f"chunk records end inside a record header at byte {at - span[0]}")
+            raise ChunkError(f"chunk records end inside a record header at byte {at - first}")
         opcode, length = _RECORD.unpack_from(fixed)
-        start, at = at + _RECORD.size, at + _RECORD.size + length
+        record, at = at - first, at + _RECORD.size + length
         if at > end:
-            raise ChunkError(f"record at byte {start - _RECORD.size - span[0]} runs past the chunk's end")
+            raise ChunkError(f"record at byte {record} runs past the chunk's end")
         if opcode != _MESSAGE_OPCODE:
             continue
         if length < _MESSAGE.size:
-            raise ChunkError(f"message record of {length} bytes at byte {start - _RECORD.size - span[0]}")
+            raise ChunkError(f"message record of {length} bytes at byte {record}")
+        if len(fixed) < _RECORD.size + _MESSAGE.size:  # only when the file shrank under the reader
+            raise ChunkError(f"file ends inside the message at byte {record}")
         channel, sequence, log_time, publish_time = _MESSAGE.unpack_from(fixed, _RECORD.size)
         if not wanted(channel):
             continue
-        size, keep = length - _MESSAGE.size, head(channel) if head is not None else 0
-        data = f.read(min(size, keep) if keep else size)
-        if len(data) != min(size, keep or size):
-            raise ChunkError(f"file ends inside the message at byte {start - _RECORD.size - span[0]}")
-        if keep and size > keep:
-            data_at = start + _MESSAGE.size
+        size = length - _MESSAGE.size
+        keep = min(size, head(channel) or size) if head is not None else size
+        data = f.read(keep)
+        if len(data) != keep:
+            raise ChunkError(f"file ends inside the message at byte {record}")
+        if keep < size:
+            data_at = first + record + _RECORD.size + _MESSAGE.size
             found.append(RawMessage(channel, sequence, log_time, publish_time, Head(data, size, f, data_at)))
         else:
             found.append(RawMessage(channel, sequence, log_time, publish_time, data))
