@@ -26,7 +26,6 @@ from mcap.records import ChunkIndex
 _RECORD = struct.Struct("<BQ")  # opcode, record length
 _CHUNK = struct.Struct("<QQQII")  # start and end time, uncompressed size and CRC, compression name length
 _MESSAGE = struct.Struct("<HIQQ")  # channel id, sequence, log time, publish time
-_HEADS = _RECORD.size + _MESSAGE.size  # a Message record's bytes before its data
 _MESSAGE_OPCODE, _CHUNK_OPCODE = 0x05, 0x06
 WALK_ABOVE = 1 << 18  # record bytes from which an uncompressed chunk is walked in the file, not read whole
 
@@ -131,22 +130,36 @@ def chunk_messages(f: IO[bytes], offset: int, verify: bool, wanted: Callable[[in
     if span is None:
         return list(messages_in(read_chunk(f, offset, verify), wanted))
     first, end = span
-
-    def fixed_at(at: int) -> bytes:
-        f.seek(first + at)
-        return f.read(min(_HEADS, end - first - at))
-
+    at = first
     found: list[RawMessage] = []
-    for record, channel, sequence, log_time, publish_time, size in _message_records(fixed_at, end - first):
+    while at < end:
+        f.seek(at)
+        fixed = f.read(min(_RECORD.size + _MESSAGE.size, end - at))
+        if len(fixed) < _RECORD.size:
+            raise ChunkError(f"chunk records end inside a record header at byte {at - first}")
+        opcode, length = _RECORD.unpack_from(fixed)
+        record, at = at - first, at + _RECORD.size + length
+        if at > end:
+            raise ChunkError(f"record at byte {record} runs past the chunk's end")
+        if opcode != _MESSAGE_OPCODE:
+            continue
+        if length < _MESSAGE.size:
+            raise ChunkError(f"message record of {length} bytes at byte {record}")
+        if len(fixed) < _RECORD.size + _MESSAGE.size:  # only when the file shrank under the reader
+            raise ChunkError(f"file ends inside the message at byte {record}")
+        channel, sequence, log_time, publish_time = _MESSAGE.unpack_from(fixed, _RECORD.size)
         if not wanted(channel):
             continue
+        size = length - _MESSAGE.size
         keep = min(size, head(channel) or size) if head is not None else size
-        f.seek(first + record + _HEADS)
         data = f.read(keep)
         if len(data) != keep:
             raise ChunkError(f"file ends inside the message at byte {record}")
-        payload = Head(data, size, f, first + record + _HEADS) if keep < size else data
-        found.append(RawMessage(channel, sequence, log_time, publish_time, payload))
+        if keep < size:
+            data_at = first + record + _RECORD.size + _MESSAGE.size
+            found.append(RawMessage(channel, sequence, log_time, publish_time, Head(data, size, f, data_at)))
+        else:
+            found.append(RawMessage(channel, sequence, log_time, publish_time, data))
     return found
 
 
@@ -173,34 +186,22 @@ def _walkable(f: IO[bytes], offset: int, verify: bool) -> tuple[int, int] | None
 def messages_in(records: bytes | memoryview, wanted: Callable[[int], bool]) -> Iterator[RawMessage]:
     """The Message records of a chunk's records of channels `wanted`, in record order; other records skipped."""
     view = memoryview(records)
-    for record, channel, sequence, log_time, publish_time, size in _message_records(
-            lambda at: view[at:at + _HEADS], len(view)):
-        if wanted(channel):
-            start = record + _HEADS
-            yield RawMessage(channel, sequence, log_time, publish_time, view[start:start + size].tobytes())
-
-
-def _message_records(fixed_at: Callable[[int], bytes | memoryview],
-                     end: int) -> Iterator[tuple[int, int, int, int, int, int]]:
-    """(offset, channel, sequence, log time, publish time, data size) of each Message record among a chunk's `end`
-    bytes of records, `fixed_at(offset)` giving up to a message's fixed fields there; the checks every chunk read
-    makes, in memory or in the file."""
-    at = 0
+    end, at = len(view), 0
+    unpack_record, unpack_message = _RECORD.unpack_from, _MESSAGE.unpack_from
     while at < end:
-        fixed = fixed_at(at)
-        if len(fixed) < _RECORD.size:
+        if end - at < _RECORD.size:
             raise ChunkError(f"chunk records end inside a record header at byte {at}")
-        opcode, length = _RECORD.unpack_from(fixed)
-        record, at = at, at + _RECORD.size + length
+        opcode, length = unpack_record(view, at)
+        start, at = at + _RECORD.size, at + _RECORD.size + length
         if at > end:
-            raise ChunkError(f"record at byte {record} runs past the chunk's end")
+            raise ChunkError(f"record at byte {start - _RECORD.size} runs past the chunk's end")
         if opcode != _MESSAGE_OPCODE:
             continue
         if length < _MESSAGE.size:
-            raise ChunkError(f"message record of {length} bytes at byte {record}")
-        if len(fixed) < _HEADS:  # only when the file shrank under the reader
-            raise ChunkError(f"file ends inside the message at byte {record}")
-        yield record, *_MESSAGE.unpack_from(fixed, _RECORD.size), length - _MESSAGE.size
+            raise ChunkError(f"message record of {length} bytes at byte {start - _RECORD.size}")
+        channel, sequence, log_time, publish_time = unpack_message(view, start)
+        if wanted(channel):
+            yield RawMessage(channel, sequence, log_time, publish_time, view[start + _MESSAGE.size: at].tobytes())
 
 
 class LogTimeQueue:
