@@ -125,7 +125,8 @@ def read_chunk(f: IO[bytes], offset: int, verify: bool) -> bytes | memoryview:
 def chunk_messages(f: IO[bytes], offset: int, verify: bool, wanted: Callable[[int], bool],
                    head: Callable[[int], int] | None = None) -> list[RawMessage]:
     """The wanted Message records of the Chunk at byte `offset`, in record order; a channel for which `head` gives a
-    length > 0 may get a `Head` of that many bytes as its data. Raises ChunkError for a damaged chunk."""
+    length > 0 may get a `Head` of that many bytes as its data. Raises ChunkError for a damaged chunk. The walk's
+    record checks are `messages_in`'s, written apart because that loop is the hot one (tests/.../test_walk.py)."""
     span = _walkable(f, offset, verify)
     if span is None:
         return list(messages_in(read_chunk(f, offset, verify), wanted))
