@@ -7,8 +7,6 @@ from typing import Annotated
 
 import typer
 
-from robokit.samples import SampleSpec, write_samples
-
 
 def sample(
     out: Annotated[Path, typer.Option("--out", help="Folder to write episode_NNN/ bags into.")],
@@ -26,6 +24,8 @@ def sample(
 
         typer.echo(str(write_sample_scene(out, seed=seed)))
         return
+    from robokit.samples import SampleSpec, write_samples  # imported here: the bag writer is not needed elsewhere
+
     spec = SampleSpec(duration_s=duration, width=width, height=height, seed=seed)
     for path in write_samples(out, episodes, spec):
         typer.echo(str(path))
