@@ -1,21 +1,39 @@
 """Image messages' headers read from their first bytes: the index pass needs each frame's stamp, not its pixels.
 
-`image_head(kind)` parses a little-endian CDR `sensor_msgs/msg/Image` or `CompressedImage` from a prefix of its
-bytes and the message's full size, with every check rosbags' full decode makes (string lengths and terminators,
+Readers walking uncompressed chunks hand such messages over as a `Head` (the first bytes, the full size, where
+the rest lies). `image_head(msgtype, ros1)` parses a `sensor_msgs/msg/Image` or `CompressedImage` (little-endian
+CDR, or ROS 1) from that prefix with every check rosbags' full decode makes (string lengths and terminators,
 UTF-8, the data length against the message's size, trailing bytes). It answers None whenever the prefix cannot
-prove the message sound; the caller then decodes the whole message, so a damaged frame fails as it always did.
+prove the message sound; `headed` then decodes the whole message, so a damaged frame fails as it always did.
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import IO, Any, NamedTuple
 
 HEAD_BYTES = 512  # read of a frame in the index pass: its header, strings and data length
+WALK_ABOVE = 1 << 18  # chunk bytes from which an uncompressed chunk is walked in the file, not read whole
 _U32 = struct.Struct("<I")
 _TIME = struct.Struct("<iI")
 _CDR_LE = b"\x00\x01"
+
+
+class Head(NamedTuple):
+    """The first bytes of a message's data, its full size, and where the rest lies (`whole` reads it all)."""
+
+    prefix: bytes
+    size: int
+    f: IO[bytes]
+    offset: int
+
+    def whole(self) -> bytes:
+        self.f.seek(self.offset)
+        data = self.f.read(self.size)
+        if len(data) != self.size:
+            raise ValueError(f"file ends inside a message ({len(data)} of {self.size} bytes)")
+        return data
 
 
 class Stamp(NamedTuple):
@@ -37,56 +55,71 @@ class ImageHead(NamedTuple):
 HeadParser = Callable[[bytes, int], ImageHead | None]
 
 
-def _string(raw: memoryview, pos: int) -> tuple[str, int] | None:
-    """A CDR string at `pos` (aligned to 4 first) and the position after it; None when it is not whole and sound."""
-    pos = (pos + 3) & -4
+def headed(parse: HeadParser, decode: Callable[[Any], Any], raw: Any) -> Any:
+    """A message decoded from its header when the reader gave a `Head` (whole when the prefix does not suffice)."""
+    if not isinstance(raw, Head):
+        return decode(raw)
+    found = parse(raw.prefix, raw.size)
+    return found if found is not None else decode(raw.whole())
+
+
+def _string(raw: memoryview, pos: int, cdr: bool) -> tuple[str, int] | None:
+    """A string at `pos` (CDR: aligned to 4, NUL-terminated) and the position after it; None when it is not whole
+    and sound."""
+    if cdr:
+        pos = (pos + 3) & -4
     if pos + 4 > len(raw):
         return None
     (length,) = _U32.unpack_from(raw, pos)
     end = pos + 4 + length
-    if length < 1 or end > len(raw) or raw[end - 1] != 0:
+    if end > len(raw) or (cdr and (length < 1 or raw[end - 1] != 0)):
         return None
     try:
-        return bytes(raw[pos + 4:end - 1]).decode(), end
+        return bytes(raw[pos + 4:end - cdr]).decode(), end
     except UnicodeDecodeError:
         return None
 
 
-def _parse(prefix: bytes, size: int, image: bool) -> ImageHead | None:
-    if len(prefix) < 12 or prefix[:2] != _CDR_LE:  # big-endian messages are decoded whole
+def _parse(prefix: bytes, size: int, image: bool, cdr: bool) -> ImageHead | None:
+    if cdr:
+        if len(prefix) < 12 or prefix[:2] != _CDR_LE:  # big-endian messages are decoded whole
+            return None
+        raw, size, pos = memoryview(prefix)[4:], size - 4, 0
+    else:
+        raw, pos = memoryview(prefix), 4  # after the ROS 1 header's seq
+    if pos + 8 > len(raw):
         return None
-    raw = memoryview(prefix)[4:]
-    sec, nanosec = _TIME.unpack_from(raw, 0)
-    found = _string(raw, 8)
+    sec, nanosec = _TIME.unpack_from(raw, pos)
+    found = _string(raw, pos + 8, cdr)
     if found is None:
         return None
     frame_id, pos = found
     if image:  # height, width, encoding, is_bigendian, step
-        pos = ((pos + 3) & -4) + 8
-        found = _string(raw, pos)
+        pos = ((pos + 3) & -4 if cdr else pos) + 8
+        found = _string(raw, pos, cdr)
         if found is None:
             return None
         pos = found[1] + 1
-        pos = ((pos + 3) & -4) + 4
+        pos = ((pos + 3) & -4 if cdr else pos) + 4
     else:  # format
-        found = _string(raw, pos)
+        found = _string(raw, pos, cdr)
         if found is None:
             return None
         pos = found[1]
-    pos = (pos + 3) & -4
+    pos = (pos + 3) & -4 if cdr else pos
     if pos + 4 > len(raw):
         return None
     (count,) = _U32.unpack_from(raw, pos)
-    end = 4 + pos + 4 + count  # in the whole message, encapsulation header included
-    if end > size or end + 3 < size:  # data past the message's end, or bytes left after it
+    end = pos + 4 + count
+    # the data must end inside the message; CDR allows up to 3 bytes of padding after it, ROS 1 none
+    if end > size or (end + 3 < size if cdr else end != size):
         return None
     return ImageHead(Header(Stamp(sec, nanosec), frame_id))
 
 
-def image_head(msgtype: str) -> HeadParser | None:
+def image_head(msgtype: str, ros1: bool = False) -> HeadParser | None:
     """The header parser of a standard image type (None for other types)."""
-    if msgtype == "sensor_msgs/msg/Image":
-        return lambda prefix, size: _parse(prefix, size, True)
-    if msgtype == "sensor_msgs/msg/CompressedImage":
-        return lambda prefix, size: _parse(prefix, size, False)
-    return None
+    if msgtype not in ("sensor_msgs/msg/Image", "sensor_msgs/msg/CompressedImage"):
+        return None
+    image = msgtype == "sensor_msgs/msg/Image"
+    return lambda prefix, size: _parse(prefix, size, image, not ros1)

@@ -53,13 +53,19 @@ def ros_decoder(msgtype: str, definition: str, fmt: str, encoding: str) -> Calla
     return lambda raw: store.deserialize_cdr(raw, msgtype)
 
 
+@lru_cache(maxsize=1)
+def _noetic() -> Any:
+    return get_typestore(Stores.ROS1_NOETIC)
+
+
 @lru_cache(maxsize=512)
 def ros_head(msgtype: str, definition: str, fmt: str, encoding: str) -> HeadParser | None:
-    """The header parser of a CDR image type the recording defines as ROS 2 does (see `heads`); None otherwise."""
-    parse = image_head(msgtype) if encoding == "cdr" else None
+    """The header parser of an image type the recording defines as ROS 2 ("cdr") or ROS 1 ("ros1") does (see
+    `heads`); None otherwise."""
+    parse = image_head(msgtype, ros1=encoding == "ros1")
     if parse is None:
         return None
-    store, standard = _store(msgtype, definition, fmt), _latest()
+    store, standard = _store(msgtype, definition, fmt), _noetic() if encoding == "ros1" else _latest()
     layout = (msgtype, "std_msgs/msg/Header", "builtin_interfaces/msg/Time")
     same = all(store.fielddefs.get(name) == standard.fielddefs.get(name) for name in layout)
     return parse if same else None

@@ -23,11 +23,13 @@ from typing import IO, NamedTuple
 import zstandard
 from mcap.records import ChunkIndex
 
+from robokit.ros import heads
+from robokit.ros.heads import Head
+
 _RECORD = struct.Struct("<BQ")  # opcode, record length
 _CHUNK = struct.Struct("<QQQII")  # start and end time, uncompressed size and CRC, compression name length
 _MESSAGE = struct.Struct("<HIQQ")  # channel id, sequence, log time, publish time
 _MESSAGE_OPCODE, _CHUNK_OPCODE = 0x05, 0x06
-WALK_ABOVE = 1 << 18  # record bytes from which an uncompressed chunk is walked in the file, not read whole
 
 
 class RawMessage(NamedTuple):
@@ -38,22 +40,6 @@ class RawMessage(NamedTuple):
     log_time: int
     publish_time: int
     data: bytes | Head
-
-
-class Head(NamedTuple):
-    """The first bytes of a message's data, its full size, and where the rest lies (`whole` reads it all)."""
-
-    prefix: bytes
-    size: int
-    f: IO[bytes]
-    offset: int
-
-    def whole(self) -> bytes:
-        self.f.seek(self.offset)
-        data = self.f.read(self.size)
-        if len(data) != self.size:
-            raise ChunkError(f"file ends inside a message ({len(data)} of {self.size} bytes)")
-        return data
 
 
 class ChunkError(ValueError):
@@ -173,7 +159,7 @@ def _walkable(f: IO[bytes], offset: int, verify: bool) -> tuple[int, int] | None
         return None
     opcode, length = _RECORD.unpack_from(head)
     _, _, size, crc, name_len = _CHUNK.unpack_from(head, _RECORD.size)
-    if opcode != _CHUNK_OPCODE or name_len or (verify and crc) or size < WALK_ABOVE:
+    if opcode != _CHUNK_OPCODE or name_len or (verify and crc) or size < heads.WALK_ABOVE:
         return None
     count = f.read(8)
     records = offset + _RECORD.size + _CHUNK.size + 8

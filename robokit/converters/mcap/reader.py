@@ -17,13 +17,13 @@ from mcap.records import Channel, Chunk, DataEnd, Message, Schema
 from mcap.stream_reader import StreamReader, breakup_chunk
 from mcap.summary import Summary
 
-from robokit.converters.mcap.chunks import ChunkError, Head, LogTimeQueue, RawMessage, chunk_messages
+from robokit.converters.mcap.chunks import ChunkError, LogTimeQueue, RawMessage, chunk_messages
 from robokit.digest import source_digest
 from robokit.errors import SourceError
 from robokit.ros.bagdir import BagDir, Decompress, check_bag_counts, read_bag_dir
 from robokit.ros.collect import Collector, Decode, Loaded, Scan
 from robokit.ros.fields import ros_type, wrap_json
-from robokit.ros.heads import HEAD_BYTES, HeadParser
+from robokit.ros.heads import HEAD_BYTES, HeadParser, headed
 from robokit.ros.ros_types import ros_decoder, ros_head
 from robokit.sources.perfile import PerFile
 from robokit.sources.registry import ReadOptions
@@ -91,14 +91,6 @@ class _Decoders:
             return None
         fmt = "idl" if schema.encoding == "ros2idl" else "msg"
         return ros_head(ros_type(schema.name), schema.data.decode(), fmt, "cdr")
-
-
-def _headed(parse: HeadParser, decode: Decode, raw: bytes | Head) -> Any:
-    """A message decoded from its header when the reader gave only its first bytes (whole when they do not suffice)."""
-    if not isinstance(raw, Head):
-        return decode(raw)
-    found = parse(raw.prefix, raw.size)
-    return found if found is not None else decode(raw.whole())
 
 
 def _summary_crc_mismatch(f: IO[bytes]) -> str:
@@ -270,7 +262,7 @@ def _index_file(path: Path, col: Collector, decoders: _Decoders, verify: bool, c
                 col.reject(channel.topic, f"cannot decode {channel_type(schema) or 'schema'}: {err}")
                 return
             if parse is not None:
-                by_channel[channel.id], heads[channel.id] = partial(_headed, parse, decode), channel.topic
+                by_channel[channel.id], heads[channel.id] = partial(headed, parse, decode), channel.topic
 
     def head(channel_id: int) -> int:
         """Bytes to read of a message when its topic needs only headers (0: read it whole)."""

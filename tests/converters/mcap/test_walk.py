@@ -14,6 +14,7 @@ from mcap.writer import CompressionType, Writer
 
 from robokit.converters.mcap import chunks
 from robokit.errors import RobokitError
+from robokit.ros import heads
 from robokit.ros.bagwriter import START_NS, TOPIC_TYPES, header, joint_state, jpeg_image, raw_image, typestore
 from tests.fuzz.mutate import _bitflip, _huge_length, _truncate, _zero
 
@@ -83,9 +84,9 @@ def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, int]:
         return span
 
     monkeypatch.setattr(chunks, "_walkable", counted)
-    monkeypatch.setattr(chunks, "WALK_ABOVE", 0)
+    monkeypatch.setattr(heads, "WALK_ABOVE", 0)
     walk = _read(path)
-    monkeypatch.setattr(chunks, "WALK_ABOVE", 1 << 62)
+    monkeypatch.setattr(heads, "WALK_ABOVE", 1 << 62)
     whole = _read(path)
     return walk, whole, walked
 
