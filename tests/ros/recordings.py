@@ -382,9 +382,11 @@ def write_ros2(path: Path, records: list[Record], store: Any, storage: str = "mc
     return path
 
 
-def write_ros1(path: Path, records: list[Record], store: Any) -> Path:
-    """A ROS 1 bag (rosbags writer)."""
+def write_ros1(path: Path, records: list[Record], store: Any, chunk_bytes: int | None = None) -> Path:
+    """A ROS 1 bag (rosbags writer, uncompressed), its chunks of about `chunk_bytes` (rosbags' 1 MiB when None)."""
     with Writer1(path) as writer:
+        if chunk_bytes is not None:
+            writer.chunk_threshold = chunk_bytes
         conns: dict[str, Any] = {}
         for topic, msgtype, log_ns, msg in records:
             if topic not in conns:
@@ -393,13 +395,14 @@ def write_ros1(path: Path, records: list[Record], store: Any) -> Path:
     return path
 
 
-def write_mcap_ros(path: Path, records: list[Record], store: Any, ros1: bool = False) -> Path:
+def write_mcap_ros(path: Path, records: list[Record], store: Any, ros1: bool = False,
+                   compression: CompressionType = CompressionType.ZSTD) -> Path:
     """A plain MCAP of ROS messages written with the mcap writer: ros1msg/ros1 or ros2msg/cdr channels.
 
     ROS 1 schemas use the ROS 1 spelling of type names (`sensor_msgs/Image`), as `mcap convert` writes them.
     """
     with path.open("wb") as f:
-        writer = Writer(f, chunk_size=4096)
+        writer = Writer(f, chunk_size=4096, compression=compression)
         writer.start(profile="ros1" if ros1 else "ros2", library="robokit-tests")
         channels: dict[str, int] = {}
         for topic, msgtype, log_ns, msg in records:

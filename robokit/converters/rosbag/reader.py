@@ -24,14 +24,16 @@ from rosbags.rosbag2 import Reader as Reader2
 from robokit.converters.rosbag import ros1index, ros1scan
 from robokit.digest import source_digest
 from robokit.errors import SourceError
+from robokit.ros import heads
 from robokit.ros.bagdir import METADATA, Decompress, check_bag_counts, read_bag_dir
 from robokit.ros.collect import Collector, Decode, Loaded, Scan
-from robokit.ros.ros_types import ros_decoder
+from robokit.ros.heads import HEAD_BYTES, Head, HeadParser, headed
+from robokit.ros.ros_types import ros_decoder, ros_head
 from robokit.sources.registry import ReadOptions
 from robokit.sources.sniff import is_rosbag1, is_sqlite
 from robokit.timeline import Episode, EpisodeMeta
 
-Item = tuple[Connection, int, bytes]
+Item = tuple[Connection, int, bytes | Head]  # a Head only in the index pass (see `_ros1_messages`)
 _FORMATS = {MessageDefinitionFormat.MSG: "msg", MessageDefinitionFormat.IDL: "idl"}
 
 
@@ -75,22 +77,63 @@ class _Decoders:
             decode = self._cache[key] = connection_decoder(conn, self._ros1, self._decompress)
         return decode
 
+    def head(self, conn: Connection) -> HeadParser | None:
+        """The header parser of a ROS 1 image connection (see `heads`); ROS 2 rows are always read whole."""
+        fmt = _FORMATS.get(conn.msgdef.format, "")
+        return ros_head(conn.msgtype, conn.msgdef.data, fmt, "ros1") if self._ros1 and fmt else None
+
+
+class _Window:
+    """An uncompressed chunk's records read in place, as a BytesIO over them would read (rosbags' `Header.read` and
+    `read_bytes` take it): only the bytes asked for leave the file."""
+
+    def __init__(self, f: Any, start: int, size: int) -> None:
+        self.f, self.start, self.size, self.pos = f, start, size, 0
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        pos = offset + (self.pos if whence == os.SEEK_CUR else self.size if whence == os.SEEK_END else 0)
+        if pos < 0:
+            raise ValueError(f"negative seek value {pos}")
+        self.pos = pos
+        return pos
+
+    def tell(self) -> int:
+        return self.pos
+
+    def left(self) -> int:
+        return max(0, self.size - self.pos)
+
+    def read(self, n: int = -1) -> bytes:
+        n = self.left() if n < 0 else min(n, self.left())
+        if not n:
+            return b""
+        self.f.seek(self.start + self.pos)
+        data: bytes = self.f.read(n)
+        self.pos += len(data)
+        return data
+
 
 def _ros1_messages(
-    reader: Any, conns: list[Connection], start: int | None, damaged: Callable[[str], None] | None = None
+    reader: Any, conns: list[Connection], start: int | None, damaged: Callable[[str], None] | None = None,
+    head: Callable[[int], int] | None = None,
 ) -> Generator[Item, None, None]:
     """rosbags' ROS 1 message loop, but a chunk that does not decompress to its recorded size or whose
-    records do not parse is skipped (told to `damaged` with its offset and messages) and the rest read."""
+    records do not parse is skipped (told to `damaged` with its offset and messages) and the rest read.
+
+    Large uncompressed chunks are read in place (`_Window`); there a connection for which `head` gives a length
+    > 0 gets its messages as a `Head` of that many bytes."""
     by_id = {c.id: c for c in reader.connections}
     entries = heapq.merge(*(_from(reader.indexes[c.id], start) for c in conns))
     bad: set[int] = set()
-    pos, data = -1, BytesIO()
+    pos = -1
+    data: Any = BytesIO()  # or a _Window: rosbags' helpers (typed BinaryIO) only read, seek and tell
     for entry in entries:
         if (start is not None and entry.time < start) or entry.chunk_pos in bad:
             continue
         try:
             if entry.chunk_pos != pos:
-                pos, data = entry.chunk_pos, BytesIO(_ros1_chunk(reader, entry.chunk_pos))
+                pos = entry.chunk_pos
+                data = _ros1_window(reader, pos) or BytesIO(_ros1_chunk(reader, pos))
             data.seek(entry.offset)
             header = Header.read(data)
             while header.get_uint8("op") == RecordType.CONNECTION:
@@ -98,7 +141,13 @@ def _ros1_messages(
                 header = Header.read(data)
             if header.get_uint8("op") != RecordType.MSGDATA:
                 raise ValueError("no message data at its index offset")
-            raw = read_bytes(data, read_uint32(data))
+            size = read_uint32(data)
+            window = data if isinstance(data, _Window) else None
+            keep = _kept(header, head) if window is not None and size <= window.left() else 0
+            if window is not None and 0 < keep < size:
+                raw: bytes | Head = Head(window.read(keep), size, reader.bio, window.start + window.tell() - keep)
+            else:
+                raw = read_bytes(data, size)
             conn = by_id[header.get_uint32("conn")]
         except Exception as err:
             bad.add(entry.chunk_pos)
@@ -119,6 +168,33 @@ def _from(index: list[Any], start: int | None) -> Iterable[Any]:
 _TIME = operator.attrgetter("time")
 
 
+def _kept(header: Header, head: Callable[[int], int] | None) -> int:
+    """Bytes to read of a message whose record header is `header` (0: all); a damaged header reads all, so the
+    whole path raises what it always did."""
+    if head is None:
+        return 0
+    try:
+        return head(header.get_uint32("conn"))
+    except Exception:
+        return 0
+
+
+def _ros1_window(reader: Any, pos: int) -> _Window | None:
+    """The chunk at `pos` read in place when it is large and uncompressed and `_ros1_chunk` would accept it."""
+    try:
+        reader.bio.seek(pos)
+        header = Header.read(reader.bio, RecordType.CHUNK)
+        compression, size = header.get_string("compression"), header.get_uint32("size")
+    except Exception:
+        return None
+    chunk = reader.chunks.get(pos)
+    if compression != "none" or chunk is None or size < heads.WALK_ABOVE or chunk.datasize != size:
+        return None
+    if chunk.datapos + size > reader.bio.seek(0, os.SEEK_END):
+        return None
+    return _Window(reader.bio, chunk.datapos, size)
+
+
 def _ros1_chunk(reader: Any, pos: int) -> bytes:
     """The decompressed records of the chunk at `pos`; raises unless they have the size its header records."""
     reader.bio.seek(pos)
@@ -132,11 +208,13 @@ def _ros1_chunk(reader: Any, pos: int) -> bytes:
 
 
 def _messages(
-    reader: Any, ros1: bool, conns: list[Connection], start: int | None, damaged: Callable[[str], None] | None = None
+    reader: Any, ros1: bool, conns: list[Connection], start: int | None, damaged: Callable[[str], None] | None = None,
+    head: Callable[[int], int] | None = None,
 ) -> Iterator[Item]:
-    """A storage file's messages of `conns` in log-time order (ROS 1: damaged chunks skipped)."""
+    """A storage file's messages of `conns` in log-time order (ROS 1: damaged chunks skipped, `head` as in
+    `_ros1_messages`)."""
     if ros1:
-        return _ros1_messages(reader, conns, start, damaged)
+        return _ros1_messages(reader, conns, start, damaged, head)
     return iter(reader.messages(connections=conns, start=start))
 
 
@@ -161,6 +239,7 @@ def _declare(conn: Connection, col: Collector, decoders: _Decoders) -> Decode | 
 def _index_file(path: Path, reader: Any, ros1: bool, col: Collector, decoders: _Decoders, check: bool) -> None:
     """Read one storage file's wanted messages into `col`; with `check`, compare them with its counts."""
     by_connection: dict[int, Decode | None] = {}
+    headed_topics: dict[int, str] = {}  # connections whose messages may come as a Head → their topic
     named = []
     for conn in reader.connections:
         if not isinstance(conn.topic, str) or not conn.topic:  # a damaged bag2 database may hold a NULL topic
@@ -168,7 +247,16 @@ def _index_file(path: Path, reader: Any, ros1: bool, col: Collector, decoders: _
                      conn.msgcount if isinstance(conn.msgcount, int) else None)
             continue
         named.append(conn)
-        by_connection[conn.id] = _declare(conn, col, decoders)
+        decode = by_connection[conn.id] = _declare(conn, col, decoders)
+        parse = decoders.head(conn) if decode is not None else None
+        if decode is not None and parse is not None:
+            by_connection[conn.id], headed_topics[conn.id] = partial(headed, parse, decode), conn.topic
+
+    def head(conn_id: int) -> int:
+        """Bytes to read of a message when its topic needs only headers (0: read it whole)."""
+        topic = headed_topics.get(conn_id)
+        return HEAD_BYTES if topic is not None and col.headers_suffice(topic) else 0
+
     wanted = set(col.wanted())
     for conn in named:
         if conn.topic not in wanted:
@@ -180,7 +268,7 @@ def _index_file(path: Path, reader: Any, ros1: bool, col: Collector, decoders: _
             col.lose("", f"{path.name}: {what}")
 
         try:
-            for conn, log_time, raw in _messages(reader, ros1, conns, None, damaged):
+            for conn, log_time, raw in _messages(reader, ros1, conns, None, damaged, head):
                 col.feed(conn.topic, log_time, raw, by_connection[conn.id])
         except Exception as err:  # a damaged row: keep the messages before it
             col.stopped(path.name, err)

@@ -3,8 +3,6 @@ chunks whole reads: the same streams, stamps, frames, warnings and losses, on so
 
 from __future__ import annotations
 
-import hashlib
-import random
 from pathlib import Path
 from typing import Any
 
@@ -13,10 +11,8 @@ import pytest
 from mcap.writer import CompressionType, Writer
 
 from robokit.converters.mcap import chunks
-from robokit.errors import RobokitError
-from robokit.ros import heads
 from robokit.ros.bagwriter import START_NS, TOPIC_TYPES, header, joint_state, jpeg_image, raw_image, typestore
-from tests.fuzz.mutate import _bitflip, _huge_length, _truncate, _zero
+from tests.ros.walking import damaged_copy, walked_and_whole
 
 TOPICS = ("/joint_states", "/camera/front/image_raw", "/camera/wrist/image_raw/compressed")
 
@@ -52,43 +48,8 @@ def _bag(out: Path) -> Path:
     return out
 
 
-def _read(path: Path) -> Any:
-    """Everything a reader's caller sees of the recording, frames hashed; or the error it raised."""
-    import robokit
-
-    try:
-        episodes = robokit.open(path)
-        seen = []
-        for ep in episodes:
-            streams = {}
-            for name, s in sorted(ep.streams.items()):
-                digest = hashlib.sha1(np.asarray(s.timestamps).tobytes())
-                if hasattr(s, "frames"):
-                    for frame in s.frames(range(len(s))):
-                        digest.update(np.ascontiguousarray(frame.array()).tobytes())
-                streams[name] = (len(s.timestamps), digest.hexdigest())
-            seen.append((streams, ep.warnings, [tuple(vars(loss).values()) for loss in ep.losses]))
-        return seen
-    except RobokitError as exc:
-        return f"{type(exc).__name__}: {exc}"
-
-
-def _both(path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any, int]:
-    walked = 0
-    original = chunks._walkable
-
-    def counted(*args: Any) -> Any:
-        nonlocal walked
-        span = original(*args)
-        walked += span is not None
-        return span
-
-    monkeypatch.setattr(chunks, "_walkable", counted)
-    monkeypatch.setattr(heads, "WALK_ABOVE", 0)
-    walk = _read(path)
-    monkeypatch.setattr(heads, "WALK_ABOVE", 1 << 62)
-    whole = _read(path)
-    return walk, whole, walked
+def _both(path: Path, monkeypatch: pytest.MonkeyPatch, verify: bool = True) -> tuple[Any, Any, int]:
+    return walked_and_whole(path, monkeypatch, chunks, "_walkable", verify)
 
 
 def test_a_walked_bag_reads_as_when_read_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -117,10 +78,16 @@ def test_damaged_bags_read_alike_walked_or_whole(seed: int, tmp_path: Path, monk
     source = tmp_path_factory.getbasetemp() / "walk-seed.mcap"
     if not source.exists():
         _bag(source)
-    mcap = tmp_path / "bag.mcap"
-    data = bytearray(source.read_bytes())
-    rng = random.Random(seed)
-    rng.choice((_bitflip, _truncate, _zero, _huge_length))(data, rng)
-    mcap.write_bytes(bytes(data))
-    walk, whole, _ = _both(mcap, monkeypatch)
+    walk, whole, _ = _both(damaged_copy(source, tmp_path / "bag.mcap", seed), monkeypatch)
     assert walk == whole
+
+
+def test_the_scenario_reads_alike_walked_or_whole_without_crc_checks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     bags: Any, ros2_msgs: Any) -> None:
+    """Every mapped ROS type, padded, big-endian and bgr images among them, in 4 KiB chunks with CRCs: walked when
+    the CRCs are not checked."""
+    path = bags.write_mcap_ros(tmp_path / "scenario.mcap", bags.scenario(ros2_msgs), ros2_msgs.ts,
+                               compression=CompressionType.NONE)
+    walk, whole, walked = _both(path, monkeypatch, verify=False)
+    assert walked > 3 and walk == whole and isinstance(walk, list)
+    assert _both(path, monkeypatch)[2] == 0  # checked CRCs need the whole chunk
