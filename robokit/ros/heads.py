@@ -10,8 +10,10 @@ prove the message sound; `headed` then decodes the whole message, so a damaged f
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import IO, Any, NamedTuple
+
+from rosbags.interfaces import Nodetype
 
 HEAD_BYTES = 512  # read of a frame in the index pass: its header, strings and data length
 WALK_ABOVE = 1 << 18  # chunk bytes from which an uncompressed chunk is walked in the file, not read whole
@@ -53,6 +55,40 @@ class ImageHead(NamedTuple):
 
 
 HeadParser = Callable[[bytes, int], ImageHead | None]
+
+
+# The layouts the parsers read, (field, type) in order: a recording must define its types so for them to be used.
+_LAYOUTS: Mapping[str, tuple[tuple[str, str], ...]] = {
+    "sensor_msgs/msg/Image": (("header", "std_msgs/msg/Header"), ("height", "uint32"), ("width", "uint32"),
+                              ("encoding", "string"), ("is_bigendian", "uint8"), ("step", "uint32"),
+                              ("data", "uint8[]")),
+    "sensor_msgs/msg/CompressedImage": (("header", "std_msgs/msg/Header"), ("format", "string"),
+                                        ("data", "uint8[]")),
+    "builtin_interfaces/msg/Time": (("sec", "int32"), ("nanosec", "uint32")),
+}
+_HEADERS = {False: (("stamp", "builtin_interfaces/msg/Time"), ("frame_id", "string")),
+            True: (("seq", "uint32"), ("stamp", "builtin_interfaces/msg/Time"), ("frame_id", "string"))}
+
+
+def _spelled(desc: Any) -> str:
+    """A rosbags field description as its type's name ("uint8[]", "string<=10", "std_msgs/msg/Header")."""
+    kind, detail = desc
+    if kind == Nodetype.NAME:
+        return str(detail)
+    inner, bound = detail
+    if kind == Nodetype.BASE:
+        return f"{inner}<={bound}" if bound else str(inner)
+    return _spelled(inner) + (f"[{bound}]" if kind == Nodetype.ARRAY else f"[<={bound}]" if bound else "[]")
+
+
+def defined_as_standard(fielddefs: Mapping[str, Any], msgtype: str, ros1: bool) -> bool:
+    """Whether a recording's type definitions (rosbags `fielddefs`) lay `msgtype` out as the parsers read it."""
+    wanted = {**_LAYOUTS, "std_msgs/msg/Header": _HEADERS[ros1]}
+    for name in (msgtype, "std_msgs/msg/Header", "builtin_interfaces/msg/Time"):
+        entry = fielddefs.get(name)
+        if entry is None or tuple((field, _spelled(desc)) for field, desc in entry[1]) != wanted[name]:
+            return False
+    return True
 
 
 def headed(parse: HeadParser, decode: Callable[[Any], Any], raw: Any) -> Any:

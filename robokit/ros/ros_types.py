@@ -8,7 +8,7 @@ from typing import Any
 
 from rosbags.typesys import Stores, get_types_from_idl, get_types_from_msg, get_typestore
 
-from robokit.ros.heads import HeadParser, image_head
+from robokit.ros.heads import HeadParser, defined_as_standard, image_head
 
 _IDL_SEPARATOR = "=" * 80 + "\n"
 
@@ -53,19 +53,12 @@ def ros_decoder(msgtype: str, definition: str, fmt: str, encoding: str) -> Calla
     return lambda raw: store.deserialize_cdr(raw, msgtype)
 
 
-@lru_cache(maxsize=1)
-def _noetic() -> Any:
-    return get_typestore(Stores.ROS1_NOETIC)
-
-
 @lru_cache(maxsize=512)
 def ros_head(msgtype: str, definition: str, fmt: str, encoding: str) -> HeadParser | None:
     """The header parser of an image type the recording defines as ROS 2 ("cdr") or ROS 1 ("ros1") does (see
     `heads`); None otherwise."""
-    parse = image_head(msgtype, ros1=encoding == "ros1")
-    if parse is None:
+    ros1 = encoding == "ros1"
+    parse = image_head(msgtype, ros1)
+    if parse is None or not defined_as_standard(_store(msgtype, definition, fmt).fielddefs, msgtype, ros1):
         return None
-    store, standard = _store(msgtype, definition, fmt), _noetic() if encoding == "ros1" else _latest()
-    layout = (msgtype, "std_msgs/msg/Header", "builtin_interfaces/msg/Time")
-    same = all(store.fielddefs.get(name) == standard.fielddefs.get(name) for name in layout)
-    return parse if same else None
+    return parse

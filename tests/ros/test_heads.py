@@ -78,3 +78,17 @@ def test_a_head_is_read_only_when_the_full_decode_succeeds_alike(msgtype: str, r
 
 def test_other_types_have_no_head_parser() -> None:
     assert image_head("sensor_msgs/msg/JointState") is None
+
+
+@pytest.mark.parametrize("msgtype", ["sensor_msgs/msg/Image", "sensor_msgs/msg/CompressedImage"])
+def test_only_standard_definitions_get_a_parser(msgtype: str) -> None:
+    from robokit.ros.heads import defined_as_standard
+    from robokit.ros.ros_types import ros_head
+
+    for ros1, store in STORES.items():
+        assert defined_as_standard(store.fielddefs, msgtype, ros1)
+        assert not defined_as_standard(store.fielddefs, msgtype, not ros1)  # ROS 1 headers carry a seq
+    text, _ = STORES[False].generate_msgdef(msgtype, ros_version=2)
+    assert ros_head(msgtype, text, "msg", "cdr") is not None
+    assert ros_head(msgtype, text.replace("uint8[] data", "uint16[] data"), "msg", "cdr") is None
+    assert ros_head(msgtype, text.replace("string frame_id", "string<=8 frame_id"), "msg", "cdr") is None
