@@ -12,6 +12,7 @@ import numpy as np
 from robokit.ros.builders import builder_for
 from robokit.ros.fields import UnsupportedMessage, normalize_type
 from robokit.ros.generic import GenericBuilder
+from robokit.ros.heads import HEAD_BYTES
 from robokit.ros.messages import CameraInfoBuilder, ImageBuilder
 from robokit.ros.pixels import image_frame
 from robokit.ros.points import PointsBuilder, cloud_of
@@ -88,10 +89,11 @@ class Collector:
         """Messages of a topic that was not read (counts from the index or statistics)."""
         self.topics[topic].count += count
 
-    def headers_suffice(self, topic: str) -> bool:
-        """Whether the topic's next messages need only their headers decoded (their payload is re-read later)."""
-        t = self.topics[topic]
-        return not t.reason and t.builder.headers_suffice()
+    def head_bytes(self, topic: str | None) -> int:
+        """Bytes a reader walking chunks may read of the topic's next message (0: all of it): `HEAD_BYTES` when its
+        builder needs only headers (the payload is re-read later); None is a topic without a header parser."""
+        t = self.topics.get(topic) if topic is not None else None
+        return HEAD_BYTES if t is not None and not t.reason and t.builder.headers_suffice() else 0
 
     def feed(self, topic: str, log_time: int, raw: Any, decode: Decode | None) -> None:
         """One message in the recording's order; `decode` None means count it only."""

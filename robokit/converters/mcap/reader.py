@@ -23,7 +23,7 @@ from robokit.errors import SourceError
 from robokit.ros.bagdir import BagDir, Decompress, check_bag_counts, read_bag_dir
 from robokit.ros.collect import Collector, Decode, Loaded, Scan
 from robokit.ros.fields import ros_type, wrap_json
-from robokit.ros.heads import HEAD_BYTES, HeadParser, headed
+from robokit.ros.heads import HeadParser, headed
 from robokit.ros.ros_types import ros_decoder, ros_head
 from robokit.sources.perfile import PerFile
 from robokit.sources.registry import ReadOptions
@@ -265,9 +265,7 @@ def _index_file(path: Path, col: Collector, decoders: _Decoders, verify: bool, c
                 by_channel[channel.id], heads[channel.id] = partial(headed, parse, decode), channel.topic
 
     def head(channel_id: int) -> int:
-        """Bytes to read of a message when its topic needs only headers (0: read it whole)."""
-        topic = heads.get(channel_id)
-        return HEAD_BYTES if topic is not None and col.headers_suffice(topic) else 0
+        return col.head_bytes(heads.get(channel_id))
 
     def feed(channel: Channel, message: RawMessage) -> None:
         col.feed(channel.topic, message.log_time, message.data, by_channel[channel.id])

@@ -27,7 +27,7 @@ from robokit.errors import SourceError
 from robokit.ros import heads
 from robokit.ros.bagdir import METADATA, Decompress, check_bag_counts, read_bag_dir
 from robokit.ros.collect import Collector, Decode, Loaded, Scan
-from robokit.ros.heads import HEAD_BYTES, Head, HeadParser, headed
+from robokit.ros.heads import Head, HeadParser, headed
 from robokit.ros.ros_types import ros_decoder, ros_head
 from robokit.sources.registry import ReadOptions
 from robokit.sources.sniff import is_rosbag1, is_sqlite
@@ -253,9 +253,7 @@ def _index_file(path: Path, reader: Any, ros1: bool, col: Collector, decoders: _
             by_connection[conn.id], headed_topics[conn.id] = partial(headed, parse, decode), conn.topic
 
     def head(conn_id: int) -> int:
-        """Bytes to read of a message when its topic needs only headers (0: read it whole)."""
-        topic = headed_topics.get(conn_id)
-        return HEAD_BYTES if topic is not None and col.headers_suffice(topic) else 0
+        return col.head_bytes(headed_topics.get(conn_id))
 
     wanted = set(col.wanted())
     for conn in named:
