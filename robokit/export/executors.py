@@ -6,15 +6,13 @@ memory stays bounded and the assembled output equals the serial one.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import select
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -152,6 +150,10 @@ def _start_worker(parent: int, encoders: int) -> None:
 
 
 def _local(tasks: Sequence[EpisodeTask], workers: int) -> Iterator[list[Encoded]]:
+    import multiprocessing  # here: an export encoding in its own process never loads it (about 40 ms)
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     # forkserver: the parent runs assembler threads, and forking a threaded process can deadlock
     context = multiprocessing.get_context("forkserver")
     with ProcessPoolExecutor(max_workers=max(1, min(workers, len(tasks))), mp_context=context,

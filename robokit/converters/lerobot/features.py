@@ -1,5 +1,6 @@
-"""LeRobot features ↔ timeline streams: channel names, dimension names, numeric columns, and the feature
-descriptions written back (the source's own, verbatim, when a stream was read from one and is unchanged).
+"""LeRobot features ↔ timeline streams: channel names, dimension names, and the feature descriptions written back
+(the source's own, verbatim, when a stream was read from one and is unchanged). No pyarrow here: the writer
+imports this module before its encoders start; the reader turns the columns into streams.
 
 Features are named by whoever recorded them: `observation.state` / `state` → `joints/position`, `action` /
 `actions` → `action`, every `video` or `image` feature → `<name>/rgb` whatever its key, pose features
@@ -13,12 +14,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from robokit.converters.extras import feature_of, vector_shape, with_feature
 from robokit.converters.lerobot.layout import ACTION_KEYS, IMAGE_PREFIX, STATE_KEYS
-from robokit.frames import from_order
-from robokit.timeline import NumericStream, PoseStream, SkippedTopic, Stream, StreamOrigin
+from robokit.timeline import NumericStream, Stream, StreamOrigin
 
 _QUAT_NAMES = {"qx", "qy", "qz", "qw"}
 NUMERIC = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "bool")
@@ -55,7 +54,7 @@ def feature_names(feature: dict[str, Any]) -> list[str]:
     return flat
 
 
-def _quat_order(names: list[str]) -> str | None:
+def quat_order(names: list[str]) -> str | None:
     """`xyzw`/`wxyz` when a feature's names are a position plus a quaternion, else None."""
     if len(names) == 7 and names[:3] == ["x", "y", "z"] and set(names[3:]) == _QUAT_NAMES:
         return "".join(n[1] for n in names[3:])
@@ -87,42 +86,6 @@ def depth_reader(feature: dict[str, Any]) -> Callable[[np.ndarray], np.ndarray] 
 def is_depth(feature: dict[str, Any]) -> bool:
     info = feature.get("info") or {}
     return bool(info.get("is_depth_map") or info.get("video.is_depth_map")) if isinstance(info, dict) else False
-
-
-def _vector(col: pa.ChunkedArray) -> np.ndarray:
-    col = col.combine_chunks()
-    if pa.types.is_fixed_size_list(col.type) or pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
-        return np.asarray(col.flatten().to_numpy(zero_copy_only=False)).reshape(len(col), -1)
-    return np.asarray(col.to_numpy(zero_copy_only=False)).reshape(-1, 1)
-
-
-def numeric_stream(key: str, feature: dict[str, Any], table: pa.Table, order: np.ndarray, times: np.ndarray,
-                   skipped: list[SkippedTopic], warnings: list[str]) -> Stream | None:
-    """A numeric feature's column as a numeric or pose stream whose origin carries the feature; None (with the
-    reason in `skipped`) when it has no column or is not a numeric vector."""
-    dtype, n = feature["dtype"], len(times)
-    msgtype = f"lerobot/{dtype}"
-    if key not in table.column_names:
-        skipped.append(SkippedTopic(key, msgtype, "declared in meta/info.json, no column in the data file", 0))
-        return None
-    if dtype not in NUMERIC:
-        skipped.append(SkippedTopic(key, msgtype, f"dtype {dtype} is not numeric or a camera", n))
-        return None
-    try:
-        values = _vector(table.column(key))[order]
-    except (pa.ArrowException, ValueError) as exc:
-        skipped.append(SkippedTopic(key, msgtype, f"column is not a fixed-width vector ({exc})", n))
-        return None
-    origin = with_feature(StreamOrigin(key, msgtype, "log"), feature)
-    names, name = feature_names(feature), channel(key)
-    quat = _quat_order(names)
-    if quat is not None and values.shape[1] == 7:
-        return PoseStream(name, times, origin=origin, translation=values[:, :3],
-                          quaternion=from_order(values[:, 3:], quat), convention="rayform")
-    if names and len(names) != values.shape[1]:
-        warnings.append(f"feature {key}: {len(names)} names for {values.shape[1]} values; names dropped")
-        names = []
-    return NumericStream(name, times, origin=origin, values=values, names=tuple(names))
 
 
 def vector_feature(stream: NumericStream, key: str) -> dict[str, Any]:

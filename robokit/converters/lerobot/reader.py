@@ -20,12 +20,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from robokit.converters.extras import with_feature
 from robokit.converters.lerobot.features import (
+    NUMERIC,
     camera_channel,
+    channel,
     depth_reader,
+    feature_names,
     image_size,
     is_depth,
-    numeric_stream,
+    quat_order,
     task_origin,
 )
 from robokit.converters.lerobot.layout import (
@@ -38,6 +42,7 @@ from robokit.converters.lerobot.layout import (
 )
 from robokit.digest import source_digest
 from robokit.errors import SourceError
+from robokit.frames import from_order
 from robokit.paths import dataset_files, template_path
 from robokit.sources.framesource import TopicFrames
 from robokit.sources.registry import ReadOptions
@@ -48,6 +53,8 @@ from robokit.timeline import (
     Frame,
     ImageStream,
     Loss,
+    NumericStream,
+    PoseStream,
     SkippedTopic,
     Stream,
     StreamOrigin,
@@ -412,3 +419,39 @@ class LeRobotReader:
 
 
 LEROBOT_READER = LeRobotReader()
+
+
+def _vector(col: pa.ChunkedArray) -> np.ndarray:
+    col = col.combine_chunks()
+    if pa.types.is_fixed_size_list(col.type) or pa.types.is_list(col.type) or pa.types.is_large_list(col.type):
+        return np.asarray(col.flatten().to_numpy(zero_copy_only=False)).reshape(len(col), -1)
+    return np.asarray(col.to_numpy(zero_copy_only=False)).reshape(-1, 1)
+
+
+def numeric_stream(key: str, feature: dict[str, Any], table: pa.Table, order: np.ndarray, times: np.ndarray,
+                   skipped: list[SkippedTopic], warnings: list[str]) -> Stream | None:
+    """A numeric feature's column as a numeric or pose stream whose origin carries the feature; None (with the
+    reason in `skipped`) when it has no column or is not a numeric vector."""
+    dtype, n = feature["dtype"], len(times)
+    msgtype = f"lerobot/{dtype}"
+    if key not in table.column_names:
+        skipped.append(SkippedTopic(key, msgtype, "declared in meta/info.json, no column in the data file", 0))
+        return None
+    if dtype not in NUMERIC:
+        skipped.append(SkippedTopic(key, msgtype, f"dtype {dtype} is not numeric or a camera", n))
+        return None
+    try:
+        values = _vector(table.column(key))[order]
+    except (pa.ArrowException, ValueError) as exc:
+        skipped.append(SkippedTopic(key, msgtype, f"column is not a fixed-width vector ({exc})", n))
+        return None
+    origin = with_feature(StreamOrigin(key, msgtype, "log"), feature)
+    names, name = feature_names(feature), channel(key)
+    quat = quat_order(names)
+    if quat is not None and values.shape[1] == 7:
+        return PoseStream(name, times, origin=origin, translation=values[:, :3],
+                          quaternion=from_order(values[:, 3:], quat), convention="rayform")
+    if names and len(names) != values.shape[1]:
+        warnings.append(f"feature {key}: {len(names)} names for {values.shape[1]} values; names dropped")
+        names = []
+    return NumericStream(name, times, origin=origin, values=values, names=tuple(names))
