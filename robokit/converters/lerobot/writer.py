@@ -49,7 +49,6 @@ VIDEO_FILE = ExtraOption("video_file_mb", float, float(VIDEO_FILE_MB), "Roll MP4
 DATA_FILE = ExtraOption("data_file_mb", float, float(DATA_FILE_MB), "Roll data Parquet files over at this size (MB).",
                         low=0, high=MAX_FILE_MB, above=True)
 EXTRA_OPTIONS = (CODEC, CRF, GOP, PRESET, VIDEO_FILE, DATA_FILE)
-_GLOBAL_COLUMNS = ("episode_index", "index", "task_index")  # filled in by assembly, in dataset order
 
 
 @dataclass(frozen=True)
@@ -119,7 +118,7 @@ class LeRobotWriter:
         keys, key_warnings = agreed_source_keys(episodes, options)
         tasks, task_warnings = agreed_tasks(episodes)
         return Plan(replace(options, fps=fps), video, options.value(VIDEO_FILE), options.value(DATA_FILE),
-                     (*warnings, *key_warnings, *task_warnings), tuple(keys.items()), tuple(tasks.items()))
+                    (*warnings, *key_warnings, *task_warnings), tuple(keys.items()), tuple(tasks.items()))
 
     def busy_cores(self, episodes: Sequence[Episode], plan: Plan) -> int:
         """Cores one episode keeps busy: its cameras, each encoded in its own thread (see `encode`)."""
@@ -140,9 +139,9 @@ class LeRobotWriter:
                                 plan.options.extra.get(CODEC.name), ctx.spill, ctx.concurrent)
         notes = [v.note for v in videos.values() if v.note]
         schema = Schema(fps, tuple((key, json.dumps(feature)) for key, feature in vectors.items()),
-                         tuple(keys[f"pose:{name}"] for name in p.poses),
-                         tuple((cam, p.cameras[cam].width, p.cameras[cam].height) for cam in cameras),
-                         p.source.meta.robot_type, meaning_of(p), tuple(keys.items()))
+                        tuple(keys[f"pose:{name}"] for name in p.poses),
+                        tuple((cam, p.cameras[cam].width, p.cameras[cam].height) for cam in cameras),
+                        p.source.meta.robot_type, meaning_of(p), tuple(keys.items()))
         fields = trace(p)
         traced = {"robokit.source": fields["source"], "robokit.segment": [int(t) for t in fields["segment"]],
                   "robokit.segment_version": fields["segment_version"],
