@@ -68,7 +68,7 @@ def summed_rss(proc: psutil.Process) -> int:
 def convert(bag: Path, out: Path, formats: list[str], extra: list[str]) -> tuple[float, float, float]:
     """Run one conversion; returns (peak and steady summed RSS in MiB, wall seconds). Steady is the median of the
     samples after the first quarter of the run: flat memory shows as the same steady figure for any length."""
-    args = [sys.executable, "-c", "from robokit.cli import main; main()", "convert", str(bag),
+    args = [sys.executable, "-c", "from robokit.cli import run; run()", "convert", str(bag),
             *(a for f in formats for a in ("--to", f)), "--out", str(out), "--no-cache", *extra]
     start = time.perf_counter()
     child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)

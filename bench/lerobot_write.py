@@ -157,7 +157,7 @@ def run_lerobot(bags: list[Path], out: Path, streaming: bool) -> tuple[float, in
 def run_robokit(bags: list[Path], out: Path) -> tuple[float, int]:
     """`robokit convert --to lerobot` as a user runs it (its workers are children of this process), plus any
     arguments in $ROBOKIT_BENCH_ARGS (e.g. `--workers 1`)."""
-    cmd = [sys.executable, "-c", "from robokit.cli import main; main()", "convert", *map(str, bags), "--to",
+    cmd = [sys.executable, "-c", "from robokit.cli import run; run()", "convert", *map(str, bags), "--to",
            "lerobot", "--out", str(out / "export"), "--fps", str(FPS), "--no-cache", "--quiet",
            *[f"--{k}={v}" for k, v in CODEC.items()], *os.environ.get("ROBOKIT_BENCH_ARGS", "").split()]
     start = time.perf_counter()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import shutil
 import sys
 
@@ -45,6 +46,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"robokit: error: {os_error_line(exc)}", file=sys.stderr)
         return 1
     return 0
+
+
+def run() -> None:
+    """The console script: exits with `main`'s code, sparing the interpreter's final garbage collections over
+    the objects a run leaves behind (about 50 ms; the process is ending anyway)."""
+    code = main()
+    gc.freeze()
+    sys.exit(code)
 
 
 def one_line(text: str) -> str:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import io
+import itertools
+import math
 import os
+import queue
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, TypeVar
 
 import av
 import numpy as np
@@ -25,36 +28,69 @@ MAX_GOP = 1000  # keyframe interval in frames
 X264_PRESETS = ("ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow",
                 "placebo")
 SVTAV1_PRESETS = tuple(str(p) for p in range(14))
+T = TypeVar("T")
 
 
-class _Slots:
-    """How many encoders may run at once in this process: one per CPU, or a worker process's share of them."""
+_Work = tuple[Future[Any], Callable[..., Any], tuple[Any, ...]]  # a future, the function and its arguments
+
+
+class _Encoders:
+    """This process's encoder threads, one per slot (a CPU, or a worker process's share of them), taking queued
+    work lowest priority first: episodes and segments encoded at once keep every core busy, never run more
+    encoders (and their memory) than there are cores, and an earlier episode never waits behind a later one."""
 
     def __init__(self, count: int) -> None:
         self.count = max(1, count)
-        self.semaphore = threading.BoundedSemaphore(self.count)
+        self._queue: queue.PriorityQueue[tuple[tuple[float, ...], int, _Work | None]] = queue.PriorityQueue()
+        self._tickets = itertools.count()  # first come, first served among equal priorities
+        self._threads = 0
+        self._lock = threading.Lock()
+
+    def submit(self, priority: tuple[int, ...], fn: Callable[..., T], *args: Any) -> Future[T]:
+        """`fn(*args)` on an encoder thread once no queued work of lower `priority` waits."""
+        future: Future[T] = Future()
+        self._queue.put((priority, next(self._tickets), (future, fn, args)))
+        with self._lock:
+            if self._threads < self.count:
+                self._threads += 1
+                threading.Thread(target=self._work, name=f"robokit-encoder-{self._threads}", daemon=True).start()
+        return future
+
+    def stop(self) -> None:
+        """End the threads once the work queued before is done."""
+        for _ in range(self._threads):
+            self._queue.put(((math.inf,), next(self._tickets), None))
+
+    def _work(self) -> None:
+        while (work := self._queue.get()[2]) is not None:
+            future, fn, args = work
+            if future.set_running_or_notify_cancel():  # else cancelled while queued: its episode has failed
+                try:
+                    future.set_result(fn(*args))
+                except BaseException as exc:  # re-raised by result() in the episode's thread
+                    future.set_exception(exc)
 
 
-_slots = _Slots(os.cpu_count() or 1)
+_encoders = _Encoders(os.cpu_count() or 1)
 
 
 def set_encoder_slots(count: int) -> None:
-    """Let `count` encoders run at once in this process (called where no encoder runs yet: a worker's start)."""
-    global _slots
-    _slots = _Slots(count)
+    """Let `count` encoders run at once in this process (called where no encoder runs: a worker's start, a task's)."""
+    global _encoders
+    if count != _encoders.count:
+        _encoders.stop()
+        _encoders = _Encoders(count)
 
 
 def encoder_slots() -> int:
     """How many encoders may run at once in this process."""
-    return _slots.count
+    return _encoders.count
 
 
-@contextmanager
-def encoder_slot() -> Iterator[None]:
-    """Hold one of this process's encoder slots while a video is encoded: episodes and segments encoded at once
-    keep every core busy, yet never run more encoders (and their memory) than there are cores."""
-    with _slots.semaphore:
-        yield
+def encode_later(priority: tuple[int, ...], fn: Callable[..., T], *args: Any) -> Future[T]:
+    """Run `fn(*args)`, which encodes one video, on one of this process's encoder threads: lowest `priority`
+    first (an export passes (episode, segment rank)), then first come."""
+    return _encoders.submit(priority, fn, *args)
 
 
 @dataclass(frozen=True)

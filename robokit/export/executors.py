@@ -68,7 +68,7 @@ def auto_parallelism(formats: Sequence[tuple[StreamingConverter, Any]], episodes
     the cores one episode already keeps busy (LeRobot encodes its cameras in parallel threads), so memory holds
     one copy of the pipeline per busy core, not per CPU. When that leaves one process (2 cameras on 2 cores), it
     overlaps two episodes: an episode's small cameras finish first, and the next episode's encoders take the
-    free cores (`video.encoder_slot` keeps the encoders to one per core)."""
+    free cores (`video.encode_later` keeps the encoders to one per core, earlier episodes first)."""
     busy = max((int(conv.busy_cores(episodes, plan)) for conv, plan in formats  # type: ignore[attr-defined]
                 if hasattr(conv, "busy_cores")), default=1)
     workers = max(1, min(MAX_WORKERS, (os.cpu_count() or 1) // max(1, busy)))

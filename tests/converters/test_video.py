@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import io
+import os
 from pathlib import Path
 
 import av
@@ -61,3 +62,48 @@ def test_odd_frame_sizes_are_refused_clearly() -> None:
 
     with pytest.raises(ConversionError, match="4x3 frames: yuv420p video needs an even width and height"):
         VideoEncoder(io.BytesIO(), 4, 3, FPS, VideoSettings())
+
+
+def test_encoder_threads_take_the_lowest_priority_first_and_never_exceed_the_slots() -> None:
+    """Queued encodes run lowest priority first (an export's earlier episodes before later ones), at most
+    `encoder_slots()` at once; a cancelled one never runs and an error reaches its caller."""
+    import threading
+    import time
+
+    from robokit.converters import video
+
+    video.set_encoder_slots(2)
+    try:
+        gate, lock = threading.Event(), threading.Lock()
+        started: list[str] = []
+        running = [0, 0]  # now, most at once
+
+        def work(name: str) -> str:
+            with lock:
+                running[0] += 1
+                running[1] = max(running)
+                started.append(name)
+            gate.wait(5)
+            time.sleep(0.01)
+            with lock:
+                running[0] -= 1
+            if name == "bad":
+                raise ValueError(name)
+            return name
+
+        busy = [video.encode_later((0, i), work, f"busy{i}") for i in range(2)]  # hold both threads
+        while running[0] < 2:
+            time.sleep(0.001)
+        later = video.encode_later((2, 0), work, "episode 2")
+        cancelled = video.encode_later((1, 5), work, "cancelled")
+        first = video.encode_later((1, 0), work, "episode 1")
+        bad = video.encode_later((1, 1), work, "bad")
+        assert cancelled.cancel()
+        gate.set()
+        assert [f.result(5) for f in (*busy, first, later)] == ["busy0", "busy1", "episode 1", "episode 2"]
+        with pytest.raises(ValueError, match="bad"):
+            bad.result(5)
+        assert sorted(started[:2]) == ["busy0", "busy1"] and sorted(started[2:4]) == ["bad", "episode 1"], started
+        assert started[4:] == ["episode 2"] and running[1] == 2
+    finally:
+        video.set_encoder_slots(os.cpu_count() or 1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import threading
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -18,7 +18,7 @@ from robokit.converters.lerobot.depth import DepthVideoEncoder, depth_stats
 from robokit.converters.lerobot.layout import MAX_VIDEO_SECONDS, VIDEO_PATH, FileCounter
 from robokit.converters.spill import Payload, spilling
 from robokit.converters.stats import ImageStats
-from robokit.converters.video import VideoConcatenator, VideoEncoder, VideoSettings, encoder_slot, encoder_slots
+from robokit.converters.video import VideoConcatenator, VideoEncoder, VideoSettings, encode_later, encoder_slots
 from robokit.converters.videocopy import copy_mp4, copyable
 from robokit.timeline import ImageStream
 from robokit.timeline.video import CodedVideo
@@ -54,11 +54,12 @@ def segments(n_frames: int, gop: int) -> list[tuple[int, int]]:
 
 
 def episode_videos(cameras: Mapping[str, ImageStream], fps: int, settings: VideoSettings, asked: str | None,
-                   spill: Path | None = None, concurrent: int = 1) -> dict[str, Video]:
+                   spill: Path | None = None, concurrent: int = 1, order: int = 0) -> dict[str, Video]:
     """Every camera of one episode: coded video's packets copied when nothing needs pixels (and no other codec is
-    `asked` for), the rest encoded as `segments` on threads, the largest first so that the cores finish together
-    (each holds an encoder slot). Parts past `PARTS_HELD` bytes in all go to files in `spill`. `concurrent`:
-    episodes this process encodes at once."""
+    `asked` for), the rest encoded as `segments` on this process's encoder threads, the largest first so that the
+    cores finish together. Parts past `PARTS_HELD` bytes in all go to files in `spill`. `concurrent`:
+    episodes this process encodes at once; `order`: the episode's place in the export (earlier episodes' segments
+    are encoded first)."""
     copies: dict[str, CodedVideo] = {}
     notes: dict[str, str] = {}
     for cam, stream in cameras.items():
@@ -75,17 +76,20 @@ def episode_videos(cameras: Mapping[str, ImageStream], fps: int, settings: Video
     # is the same with any), and always for libx264, whose output depends on its thread count.
     if settings.codec == "h264" or len(units) * concurrent >= encoder_slots():
         settings = replace(settings, threads=1)
-    with ThreadPoolExecutor(max_workers=len(copies) + max(1, min(len(units), encoder_slots()))) as pool:
+    with ThreadPoolExecutor(max_workers=max(1, len(copies))) as pool:
+        kept = _Kept(spill)
+        parts = {unit: encode_later((order, rank), _encoded, cameras[unit[0]], unit[1], unit[2], fps, settings, kept)
+                 for rank, unit in enumerate(units)}
         try:
             copied = {cam: pool.submit(_copied, cam, coded, cameras[cam], fps) for cam, coded in copies.items()}
-            kept = _Kept(spill)
-            parts = {unit: pool.submit(_encoded, cameras[unit[0]], unit[1], unit[2], fps, settings, kept)
-                     for unit in units}
             videos = {cam: future.result() for cam, future in copied.items()}
             for cam, note in notes.items():
                 videos[cam] = _joined([f.result() for unit, f in sorted(parts.items()) if unit[0] == cam], note)
-        except BaseException:  # the episode has failed: its segments not yet started never will
+        except BaseException:  # the episode has failed: its segments not yet started never will, the rest end
+            for future in parts.values():
+                future.cancel()
             pool.shutdown(cancel_futures=True)
+            wait(parts.values())
             raise
     return {cam: videos[cam] for cam in cameras}
 
@@ -105,17 +109,16 @@ def _encoded(stream: ImageStream, start: int, end: int, fps: int, settings: Vide
     depth = stream.is_depth  # frames in uint16 millimetres (prepare)
     stats = depth_stats() if depth else ImageStats()
     stride = max(1, len(stream) // STATS_SAMPLES)
-    with encoder_slot():
-        encoder = (DepthVideoEncoder(buffer, stream.width, stream.height, fps, settings.gop) if depth
-                   else VideoEncoder(buffer, stream.width, stream.height, fps, settings))
-        try:
-            for i, frame in enumerate(stream.frames(range(start, end)), start):
-                pixels = frame.array()
-                encoder.add(pixels)
-                if i % stride == 0:
-                    stats.add(pixels if pixels.dtype == np.uint8 or depth else np.zeros((1, 1, 3), np.uint8))
-        finally:
-            encoder.close()
+    encoder = (DepthVideoEncoder(buffer, stream.width, stream.height, fps, settings.gop) if depth
+               else VideoEncoder(buffer, stream.width, stream.height, fps, settings))
+    try:
+        for i, frame in enumerate(stream.frames(range(start, end)), start):
+            pixels = frame.array()
+            encoder.add(pixels)
+            if i % stride == 0:
+                stats.add(pixels if pixels.dtype == np.uint8 or depth else np.zeros((1, 1, 3), np.uint8))
+    finally:
+        encoder.close()
     return Video((kept.keep(buffer.getvalue()),), encoder.frames, stats, depth, getattr(encoder, "clipped", 0))
 
 

@@ -136,7 +136,7 @@ class LeRobotWriter:
         keys = feature_keys(p, dict(plan.source_keys))
         columns, vectors, not_written = _episode_columns(p, fps, plan.options.quat_order, keys)
         videos = episode_videos({cam: p.cameras[cam] for cam in cameras}, fps, plan.video,
-                                plan.options.extra.get(CODEC.name), ctx.spill, ctx.concurrent)
+                                plan.options.extra.get(CODEC.name), ctx.spill, ctx.concurrent, ctx.index)
         notes = [v.note for v in videos.values() if v.note]
         schema = Schema(fps, tuple((key, json.dumps(feature)) for key, feature in vectors.items()),
                         tuple(keys[f"pose:{name}"] for name in p.poses),
