@@ -7,7 +7,9 @@ states, then times in fresh processes:
   robokit: `robokit convert BAGS --to lerobot --fps 30 --no-cache` (its default workers), read to MP4s;
   lerobot, lerobot-streaming: lerobot's own writer fed the same decoded frames (conformance environment only).
 Peak memory is the resident memory summed over the variant's whole process tree (workers included), sampled
-with psutil. Run by hand: `.venv/bin/python bench/lerobot_write.py [--episodes 3 --seconds 10]`.
+with psutil. `--rounds N` runs the variants in turn N times and prints medians, each round's ratio pairing
+runs made seconds apart (a shared machine's speed drifts). Run by hand:
+`.venv/bin/python bench/lerobot_write.py [--episodes 3 --seconds 10 --rounds 5]`.
 """
 
 from __future__ import annotations
@@ -236,6 +238,8 @@ def main() -> None:
     ap.add_argument("--bags", type=Path, help="reuse (or write once) the bags in this folder")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("paths", nargs="*", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--rounds", type=int, default=1, help="run the variants this many times in turn (A B A B ...); "
+                    "medians and the median of each round's ratio are printed")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = ap.parse_args()
     if args.child:
@@ -244,21 +248,24 @@ def main() -> None:
     if args.smoke:
         args.episodes, args.seconds = 2, 0.2
     frames = round(args.seconds * FPS)
+    variants = args.variants.split(",")
     with tempfile.TemporaryDirectory(prefix="bench-bags-") as tmp:
         folder = args.bags or Path(tmp)
         bags = sorted(folder.glob("episode_*")) or write_bags(folder, args.episodes, frames)
-        rows = [measure(variant, bags) for variant in args.variants.split(",")]
-    expected = args.episodes * frames
-    print(f"{args.episodes} episodes x {frames} frames, cameras {', '.join(f'{w}x{h}' for w, h in CAMERAS.values())}"
+        rounds = [{v: measure(v, bags) for v in variants} for _ in range(max(1, args.rounds))]
+    expected = len(bags) * frames
+    print(f"{len(bags)} episodes x {frames} frames, cameras {', '.join(f'{w}x{h}' for w, h in CAMERAS.values())}"
           f" at {FPS} Hz, libsvtav1 crf {CODEC['crf']} g {CODEC['gop']} preset {CODEC['preset']}, "
-          f"{os.cpu_count()} CPUs")
-    bare = next((expected / r["seconds"] for r in rows if r["variant"] == "bare"), None)
+          f"{os.cpu_count()} CPUs, {len(rounds)} round(s): medians")
     print(f"{'variant':<20}{'frames/s':>10}{'vs bare':>9}{'frames in mp4':>15}{'peak MiB (all processes)':>26}")
-    for r in rows:
-        fps = expected / r["seconds"]
-        ratio = f"{fps / bare:.2f}x" if bare else "-"
-        print(f"{r['variant']:<20}{fps:>10.1f}{ratio:>9}{r['frames']:>15.0f}{r['peak_mib']:>26.0f}")
-
+    for v in variants:
+        fps = float(np.median([expected / r[v]["seconds"] for r in rounds]))
+        ratios = [r["bare"]["seconds"] / r[v]["seconds"] for r in rounds if "bare" in r]
+        ratio = f"{np.median(ratios):.2f}x" if ratios else "-"
+        print(f"{v:<20}{fps:>10.1f}{ratio:>9}{min(r[v]['frames'] for r in rounds):>15.0f}"
+              f"{np.median([r[v]['peak_mib'] for r in rounds]):>26.0f}")
+        if len(rounds) > 1 and ratios and v != "bare":
+            print(f"{'':<20}rounds: {', '.join(f'{x:.2f}x' for x in ratios)}")
 
 if __name__ == "__main__":
     main()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -37,7 +38,7 @@ class _Topic:
     count: int = 0
     failed: int = 0
     error: str = ""
-    log_times: list[int] | None = None  # per message, for topics whose frames are re-read later
+    log_times: array[int] | None = None  # per message, for topics whose frames are re-read later
     other_types: set[str] = field(default_factory=set)
 
 
@@ -64,7 +65,7 @@ class Collector:
             builder = builder_for(topic, msgtype)
             known = self.topics[topic] = _Topic(topic, msgtype, builder)
             if builder.lazy_frames:
-                known.log_times = []
+                known.log_times = array("q")
         elif known.msgtype != msgtype:
             known.other_types.add(msgtype)
             return False
@@ -98,10 +99,10 @@ class Collector:
     def feed(self, topic: str, log_time: int, raw: Any, decode: Decode | None) -> None:
         """One message in the recording's order; `decode` None means count it only."""
         t = self.topics[topic]
+        if t.log_times is not None:
+            t.log_times.append(log_time)  # first: a time past int64 (damaged data) raises before the count moves
         position = t.count
         t.count += 1
-        if t.log_times is not None:
-            t.log_times.append(log_time)
         if decode is None or t.reason:
             return
         try:
@@ -190,7 +191,7 @@ class Collector:
                 skip(t, f"{why} for camera {cam.camera_key!r}", t.count - t.failed)
         return streams, skipped, self.warnings, self.losses
 
-    def _give_source(self, t: _Topic, b: TopicBuilder, log_times: list[int]) -> None:
+    def _give_source(self, t: _Topic, b: TopicBuilder, log_times: array[int]) -> None:
         """Give a lazy builder its frame or cloud source: the topic re-read and decoded on demand."""
         scan, decode = self.frames(t.topic)
         times, label = np.asarray(log_times, dtype=np.int64), f"{self.label} {t.topic}"

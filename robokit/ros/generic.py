@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from robokit.ros.fields import header_stamp, message_fields, time_fields
-from robokit.ros.topic_builder import TopicBuilder
+from robokit.ros.topic_builder import Rows, TopicBuilder
 from robokit.sources import naming
 from robokit.timeline import EventStream, Loss, NumericStream, Stream
 
@@ -45,24 +45,6 @@ def _float(value: Any) -> float:
         return float(value)
     except (TypeError, ValueError):
         return float("nan")
-
-
-class _Matrix:
-    """Float64 rows written in place into a buffer that doubles when full, with each row's clock index."""
-
-    def __init__(self, width: int) -> None:
-        self.data = np.empty((16, width))
-        self.samples: list[int] = []
-
-    def add(self, sample: int, row: Any) -> None:
-        n = len(self.samples)
-        if n == len(self.data):
-            self.data = np.concatenate([self.data, np.empty_like(self.data)])
-        self.data[n] = row  # raises before the sample counts when the row does not fit
-        self.samples.append(sample)
-
-    def values(self) -> np.ndarray:
-        return self.data[: len(self.samples)]
 
 
 class _Dims:
@@ -118,7 +100,7 @@ class _Channel:
     def streams(self) -> list[Stream]:
         raise NotImplementedError
 
-    def numeric(self, samples: list[int], values: np.ndarray, names: Sequence[str]) -> list[Stream]:
+    def numeric(self, samples: Sequence[int], values: np.ndarray, names: Sequence[str]) -> list[Stream]:
         if not samples:
             return []
         ts, keep = self.b.ordered(self.name, samples, lambda i: values[i].tobytes())
@@ -132,7 +114,7 @@ class _Scalars(_Channel):
         super().__init__(b, path)
         self.dims = dims
         self.get = _getter(dims.paths)
-        self.rows = _Matrix(len(dims.paths))
+        self.rows = Rows(len(dims.paths))
 
     def add(self, msg: Any, sample: int) -> None:
         try:
@@ -157,7 +139,7 @@ class _Array(_Channel):
         super().__init__(b, path)
         self.dims = dims
         self.element = _getter(dims.paths) if dims is not None else None
-        self.rows: _Matrix | None = None
+        self.rows: Rows | None = None
         self.length = 0  # of the first non-empty value
         self.other_length = 0
 
@@ -172,7 +154,7 @@ class _Array(_Channel):
                 self.b.skip(f"over {MAX_DIMS} values", self.path)
                 self.b.drop(self)
                 return
-            self.rows = _Matrix(width)
+            self.rows = Rows(width)
         if len(value) != self.length:
             self.other_length += 1
             return

@@ -8,6 +8,7 @@ Joints, images, calibration, TF, events and detections are here, motion types in
 from __future__ import annotations
 
 import zlib
+from array import array
 from collections.abc import Callable, Hashable, Iterator
 from typing import Any
 
@@ -109,7 +110,7 @@ class ImageBuilder(TopicBuilder):
 
     def __init__(self, topic: str, msgtype: str) -> None:
         super().__init__(topic, msgtype)
-        self.positions: list[int] = []
+        self.positions = array("q")  # each frame's place among the topic's messages
         self.layout: tuple[int, int, str, str] | None = None
         self.frame_id = ""
         self.source: FrameSource | None = None
@@ -124,8 +125,8 @@ class ImageBuilder(TopicBuilder):
             self.frame_id = frame_id(msg)
         if self.video is not None:
             self.video.add(msg, self.msgtype, position)
-        self.positions.append(position)
         self.clock.add(header_stamp(msg), log_time)
+        self.positions.append(position)
 
     def headers_suffice(self) -> bool:
         """Still images after the first (which gave the layout): only their stamps are read here."""

@@ -72,7 +72,7 @@ class TwistBuilder(TopicBuilder):
         self.rows.add(self.clock.add(header_stamp(msg), log_time), vec3(twist.linear) + vec3(twist.angular))
 
     def build(self) -> list[Stream]:
-        return [self.rows.stream(self, f"{self.name}/twist", TWIST_NAMES, TWIST_UNIT)] if self.rows.rows else []
+        return [self.rows.stream(self, f"{self.name}/twist", TWIST_NAMES, TWIST_UNIT)] if len(self.rows) else []
 
 
 class WrenchBuilder(TopicBuilder):
@@ -88,7 +88,7 @@ class WrenchBuilder(TopicBuilder):
         self.rows.add(self.clock.add(header_stamp(msg), log_time), vec3(wrench.force) + vec3(wrench.torque))
 
     def build(self) -> list[Stream]:
-        return [self.rows.stream(self, f"{self.name}/wrench", WRENCH_NAMES, WRENCH_UNIT)] if self.rows.rows else []
+        return [self.rows.stream(self, f"{self.name}/wrench", WRENCH_NAMES, WRENCH_UNIT)] if len(self.rows) else []
 
 
 class OdometryBuilder(TopicBuilder):
@@ -155,7 +155,7 @@ class ImuBuilder(TopicBuilder):
             return []
         xyz = ("x", "y", "z")
         streams: list[Stream] = []
-        if self.orientation.samples:
+        if len(self.orientation.rows):
             streams.append(self.orientation.stream(self, f"{self.name}/orientation", self.frame))
         streams.append(self.gyro.stream(self, f"{self.name}/angular_velocity", xyz, "rad/s"))
         streams.append(self.accel.stream(self, f"{self.name}/linear_acceleration", xyz, "m/s²"))

@@ -42,7 +42,7 @@ class _Fields(TopicBuilder):
         self.rows.add(self.clock.add(header_stamp(msg), log_time), self.values(msg))
 
     def build(self) -> list[Stream]:
-        if not self.rows.rows:
+        if not len(self.rows):
             return []
         return [self.rows.stream(self, f"{self.name}/{self.field}", self.names, self.unit)]
 
@@ -84,7 +84,7 @@ class ArrayBuilder(TopicBuilder):
         self.rows.add(self.clock.add(header_stamp(msg), log_time), values)
 
     def build(self) -> list[Stream]:
-        if not self.rows.rows or not self.width:
+        if not len(self.rows) or not self.width:
             return []
         if self.resized:
             self.warnings.append(f"{self.topic}: {self.resized} message(s) not {self.width} values wide, "

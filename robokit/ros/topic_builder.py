@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, ClassVar
 
@@ -21,15 +22,21 @@ NEAR_ZERO_NS = 10 * 365 * 86400 * 10**9  # stamps before 1980: simulation time o
 
 
 class Clock:
-    """Header stamps and log times of one topic's samples; picks the clock the streams are stamped with."""
+    """Header stamps and log times of one topic's samples (8 bytes each); picks the clock the streams are stamped
+    with."""
 
     def __init__(self) -> None:
-        self.stamps: list[int] = []
-        self.logs: list[int] = []
+        self.stamps = array("q")
+        self.logs = array("q")
 
     def add(self, stamp: int, log_time: int) -> int:
+        """The sample's index; a time past int64 (damaged data) raises OverflowError and adds nothing."""
         self.stamps.append(stamp)
-        self.logs.append(log_time)
+        try:
+            self.logs.append(log_time)
+        except OverflowError:
+            self.stamps.pop()
+            raise
         return len(self.logs) - 1
 
     def resolve(self) -> tuple[np.ndarray, str]:
@@ -121,47 +128,51 @@ class TopicBuilder:
         return ts, keep
 
 
-class Poses:
-    """Samples of one pose series: clock indices, translations, xyzw quaternions."""
-
-    def __init__(self, parent: str) -> None:
-        self.parent = parent
-        self.samples: list[int] = []
-        self.t: list[tuple[float, float, float]] = []
-        self.q: list[tuple[float, float, float, float]] = []
-
-    def add(self, sample: int, translation: tuple[float, float, float], q: tuple[float, float, float, float]) -> None:
-        self.samples.append(sample)
-        self.t.append(translation)
-        self.q.append(q)
-
-    def stream(self, b: TopicBuilder, name: str, child: str, static: bool = False) -> PoseStream:
-        ts, keep = b.ordered(name, self.samples, lambda i: (self.t[i], self.q[i]))
-        return PoseStream(
-            name,
-            ts,
-            np.asarray(self.t).reshape(-1, 3)[keep],
-            np.asarray(self.q).reshape(-1, 4)[keep],
-            parent_frame=self.parent,
-            child_frame=child,
-            static=static,
-            origin=b.origin,
-        )
-
-
 class Rows:
-    """Samples of one numeric series: clock indices and value rows."""
+    """Samples of one numeric series: clock indices, and float64 rows written in place into a buffer that doubles
+    when full. A message's own arrays are not kept: each would hold the message's whole buffer (a topic of 60,000
+    joint states held 100 MB that way, its values 10 MB)."""
 
-    def __init__(self) -> None:
-        self.samples: list[int] = []
-        self.rows: list[Sequence[float] | np.ndarray] = []
+    def __init__(self, width: int | None = None) -> None:
+        self.samples = array("q")
+        self._data = None if width is None else np.empty((16, width))  # width None: the first row's
+
+    def __len__(self) -> int:
+        return len(self.samples)
 
     def add(self, sample: int, row: Sequence[float] | np.ndarray) -> None:
+        """Append one row; raises (ValueError, TypeError) before the sample counts when the row does not fit."""
+        n = len(self.samples)
+        if self._data is None:
+            self._data = np.empty((16, len(row)))
+        elif n == len(self._data):
+            self._data = np.concatenate([self._data, np.empty_like(self._data)])
+        self._data[n] = row
         self.samples.append(sample)
-        self.rows.append(row)
+
+    def values(self) -> np.ndarray:
+        """The rows so far, (N, width)."""
+        return self._data[: len(self.samples)] if self._data is not None else np.empty((0, 0))
 
     def stream(self, b: TopicBuilder, name: str, names: Sequence[str], unit: str) -> NumericStream:
-        values = np.asarray(self.rows, dtype=np.float64).reshape(len(self.rows), len(names))
+        values = self.values().reshape(len(self.samples), len(names))
         ts, keep = b.ordered(name, self.samples, lambda i: values[i].tobytes())
         return NumericStream(name, ts, values[keep], tuple(names), unit, origin=b.origin)
 
+
+class Poses:
+    """Samples of one pose series: clock indices, translations and xyzw quaternions (one 7-wide row each)."""
+
+    def __init__(self, parent: str) -> None:
+        self.parent = parent
+        self.rows = Rows(7)
+
+    def add(self, sample: int, translation: tuple[float, float, float], q: tuple[float, float, float, float]) -> None:
+        self.rows.add(sample, (*translation, *q))
+
+    def stream(self, b: TopicBuilder, name: str, child: str, static: bool = False) -> PoseStream:
+        values = self.rows.values()
+        ts, keep = b.ordered(name, self.rows.samples, lambda i: values[i].tobytes())
+        kept = values[keep]
+        return PoseStream(name, ts, np.ascontiguousarray(kept[:, :3]), np.ascontiguousarray(kept[:, 3:]),
+                          parent_frame=self.parent, child_frame=child, static=static, origin=b.origin)

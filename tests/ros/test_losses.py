@@ -137,3 +137,12 @@ def test_mcap_summary_failing_its_crc_is_not_trusted(tmp_path: Path, bags: Any, 
     assert any("summary section fails its CRC" in w for w in ep.warnings)
     assert len(ep["joints/position"]) == 5 and ep.complete  # read from the chunks' own (checked) copies
     assert "joints/position" not in bags.open_one(path, verify=False).streams  # trusted, the type is unknown
+
+
+def test_a_log_time_past_int64_loses_that_message_only(tmp_path: Path, bags: Any, ros2_msgs: Any) -> None:
+    """A damaged log time beyond int64 (MCAP stores uint64) is a loss of its message, not of the recording."""
+    records = joint_records(bags, ros2_msgs, 5)
+    records[-1] = (*records[-1][:2], 2**64 - 1, records[-1][3])
+    ep = bags.open_one(bags.write_mcap_ros(tmp_path / "run.mcap", records, ros2_msgs.ts))
+    assert len(ep["joints/position"]) == 4 and not ep.complete
+    assert any("OverflowError" in w for w in ep.warnings), ep.warnings
