@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import psutil
+from _procs import tree_rss
 
 from robokit.ros.bagwriter import START_NS, BagWriter, camera_info, header, joint_state, jpeg_image, raw_image, text
 from robokit.ros.bagwriter import typestore as ros_typestore
@@ -54,17 +55,6 @@ def write_bag(out: Path, seconds: float, width: int, height: int) -> None:
             bag.advance(t)
 
 
-def summed_rss(proc: psutil.Process) -> int:
-    """Resident bytes of `proc` and all its descendants (processes that exit meanwhile count as 0)."""
-    total = 0
-    for p in [proc, *proc.children(recursive=True)]:
-        try:
-            total += p.memory_info().rss
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
-    return total
-
-
 def convert(bag: Path, out: Path, formats: list[str], extra: list[str]) -> tuple[float, float, float]:
     """Run one conversion; returns (peak and steady summed RSS in MiB, wall seconds). Steady is the median of the
     samples after the first quarter of the run: flat memory shows as the same steady figure for any length."""
@@ -75,7 +65,7 @@ def convert(bag: Path, out: Path, formats: list[str], extra: list[str]) -> tuple
     proc, samples = psutil.Process(child.pid), [0]
     while child.poll() is None:
         try:
-            samples.append(summed_rss(proc))
+            samples.append(tree_rss(proc))
         except psutil.NoSuchProcess:
             break
         time.sleep(0.02)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -19,6 +18,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+import psutil
+from _procs import tree_rss
 
 CAMERAS = ("cam_high", "cam_low", "cam_left_wrist", "cam_right_wrist")
 FPS = 50
@@ -52,30 +53,6 @@ def write_episode(path: Path, ep: int, frames: int, h: int, w: int) -> None:
                 ds[i] = pixels(ep, i, c, h, w)
 
 
-def tree_rss(pid: int) -> int:
-    """Resident bytes of `pid` and all its descendants (Linux /proc)."""
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    page = os.sysconf("SC_PAGE_SIZE")
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-            statm = Path(f"/proc/{entry}/statm").read_text().split()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(ppid, []).append(int(entry))
-        rss[int(entry)] = int(statm[1]) * page
-    total, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
-        total += rss.get(p, 0)
-        todo.extend(children.get(p, []))
-    return total
-
-
 def convert(folder: Path, out: Path, workers: int, codec: str) -> tuple[float, int, int]:
     """(seconds, peak summed RSS bytes, exit code) of `robokit convert folder --to lerobot`."""
     code = "import sys; from robokit.cli import main; sys.exit(main(sys.argv[1:]))"
@@ -83,9 +60,9 @@ def convert(folder: Path, out: Path, workers: int, codec: str) -> tuple[float, i
            "--fps", str(FPS), "--no-cache", "--workers", str(workers), "--codec", codec]
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    peak = 0
+    tree, peak = psutil.Process(proc.pid), 0  # the child's pid stays valid until it is reaped
     while proc.poll() is None:
-        peak = max(peak, tree_rss(proc.pid))
+        peak = max(peak, tree_rss(tree))
         time.sleep(0.02)
     seconds = time.perf_counter() - start
     if proc.returncode != 0:

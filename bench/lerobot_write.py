@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import psutil
+from _procs import tree_rss
 
 FPS = 30
 CAMERAS = {"front": (640, 480), "wrist": (320, 240)}  # front: rgb8 Image; wrist: JPEG CompressedImage
@@ -180,22 +181,14 @@ def _frames_in_videos(root: Path) -> int:
     return min(counts)
 
 
-def _tree_rss(proc: psutil.Process) -> int:
-    """Resident bytes of `proc` and all its descendants (processes that vanish mid-sample count 0)."""
-    total = 0
-    for p in [proc, *proc.children(recursive=True)]:
-        try:
-            total += p.memory_info().rss
-        except psutil.Error:
-            continue
-    return total
-
-
 def peak_tree_rss(pid: int, stop: threading.Event) -> Iterator[int]:
     """Samples of the summed resident memory of process `pid`'s tree every 20 ms until `stop` is set."""
-    proc = psutil.Process(pid)
+    try:
+        proc = psutil.Process(pid)
+    except psutil.Error:  # already gone
+        return
     while not stop.wait(0.02):
-        yield _tree_rss(proc)
+        yield tree_rss(proc)
 
 
 def child(variant: str, bags: list[Path]) -> None:
