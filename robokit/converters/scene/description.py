@@ -20,6 +20,7 @@ left out with the reason in `Scene.skipped`; the file itself must be a mapping w
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -82,8 +83,22 @@ def _ground(path: Path, value: Any, scale: float) -> GroundPlane | None:
     if value is True:
         return GroundPlane()
     if isinstance(value, dict) and set(value) <= {"height", "size"}:
-        return GroundPlane(float(value.get("height", 0.0)) * scale, float(value.get("size", 20.0 / scale)) * scale)
-    raise SourceError(f"{path}: ground must be true, false or {{height: H, size: S}}, got {value!r}")
+        height, size = value.get("height", 0.0), value.get("size", 20.0 / scale)
+        if _finite(height) and _finite(size) and size > 0:
+            return GroundPlane(float(height) * scale, float(size) * scale)
+    raise SourceError(f"{path}: ground must be true, false or {{height: H, size: S}} (numbers, S > 0), got {value!r}")
+
+
+def _color(what: str, value: Any) -> tuple[float, float, float]:
+    """An RGB colour: 3 finite numbers (SourceError otherwise)."""
+    if not isinstance(value, list | tuple) or len(value) != 3 or not all(_finite(c) for c in value):
+        raise SourceError(f"{what}: color must be 3 numbers (r, g, b), got {value!r}")
+    return float(value[0]), float(value[1]), float(value[2])
+
+
+def _finite(value: Any) -> bool:
+    """A finite number as YAML/JSON give them (not a bool, a string or null)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 class _Reader:
@@ -152,7 +167,7 @@ class _Reader:
             name=self.scene.unique_name(raw), visual=visual, pose=pose, dynamic=bool(entry.get("dynamic", False)),
             mass=None if mass is None else float(mass), density=float(entry.get("density", 1000.0)),
             collision=mode, collision_mesh=collision, source=str(self._file(entry["mesh"])),
-            color=None if color is None else (float(color[0]), float(color[1]), float(color[2]))))
+            color=None if color is None else _color(f"object {raw!r}", color)))
 
     def _mesh(self, name: str, value: Any, scale: float) -> trimesh.Trimesh:
         mesh = load_mesh(self._file(value), name)
@@ -198,10 +213,9 @@ class _Reader:
             raise SourceError(f"light {raw!r}: direction and position must be 3 finite numbers")
         if np.linalg.norm(direction) == 0:
             raise SourceError(f"light {raw!r}: direction must not be zero")
-        color = tuple(float(c) for c in entry.get("color", (1.0, 1.0, 1.0)))
+        color = _color(f"light {raw!r}", entry.get("color", (1.0, 1.0, 1.0)))
         self.scene.lights.append(SceneLight(self.scene.unique_name(raw), kind, direction / np.linalg.norm(direction),
-                                            position, float(entry.get("intensity", 1.0)),
-                                            (color[0], color[1], color[2])))
+                                            position, float(entry.get("intensity", 1.0)), color))
 
 
 def _known(what: str, entry: dict[str, Any], keys: frozenset[str]) -> None:

@@ -139,3 +139,31 @@ def test_json_description_lights_and_no_ground(tmp_path: Path, scene_file: Path)
     path.write_text(json.dumps({**data, "colour": "red"}))
     with pytest.raises(SourceError, match="unknown key\\(s\\) colour"):
         load_scene([path], [], WriterOptions())
+
+
+@pytest.mark.parametrize("ground", [{"height": None}, {"height": "low"}, {"size": 0}, {"height": float("nan")},
+                                    {"size": True}])
+def test_a_ground_that_is_not_numbers_is_refused_by_name(tmp_path: Path, scene_file: Path, ground: dict) -> None:
+    """Found by the fuzz harness: `ground: {height: null}` raised a TypeError traceback."""
+    data = yaml.safe_load(scene_file.read_text())
+    path = scene_file.parent / f"{tmp_path.name}.yaml"
+    path.write_text(yaml.safe_dump({**data, "ground": ground}))
+    with pytest.raises(SourceError, match="ground must be"):
+        load_scene([path], [], WriterOptions())
+    path.write_text(yaml.safe_dump({**data, "ground": {"height": 0.5, "size": 4}}))
+    scene = load_scene([path], [], WriterOptions())
+    assert scene.ground is not None and (scene.ground.height, scene.ground.size) == (0.5, 4.0)
+
+
+@pytest.mark.parametrize("color", ["", [1, 0], ["red", 0, 0], [0.5, None, 0]])
+def test_an_entry_with_a_bad_color_is_skipped_with_its_reason(tmp_path: Path, scene_file: Path, color: object) -> None:
+    """Found by the fuzz harness: `color: ''` raised an IndexError traceback; now the entry is left out, named."""
+    data = yaml.safe_load(scene_file.read_text())
+    data["objects"][0]["color"] = color
+    data["lights"] = [{"name": "lamp", "color": color}, {"name": "sun", "color": [1, 0.9, 0.8]}]
+    path = scene_file.parent / f"{tmp_path.name}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    scene = load_scene([path], [], WriterOptions())
+    skipped = dict(scene.skipped)
+    assert "color must be 3 numbers" in skipped[data["objects"][0]["name"]] and "color must be" in skipped["lamp"]
+    assert [li.name for li in scene.lights] == ["sun"] and scene.lights[0].color == (1.0, 0.9, 0.8)
