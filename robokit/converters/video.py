@@ -57,7 +57,7 @@ class _Encoders:
         return future
 
     def stop(self) -> None:
-        """End the threads once the work queued before is done."""
+        """End the threads once the queue holds no work (the sentinels sort after every priority)."""
         for _ in range(self._threads):
             self._queue.put(((math.inf,), next(self._tickets), None))
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from robokit.errors import RobokitError, reading
 from robokit.export.manifest import ManifestItem
 from robokit.sources import ReadOptions, open_episodes
-from robokit.sources.sniff import is_scene_file
+from robokit.sources.sniff import is_annotated_scene, is_scene_file
 from robokit.timeline import Episode
 from robokit.timeline.losses import lost_messages
 
@@ -175,10 +175,10 @@ def read_items(items: Sequence[ManifestItem], task: str | None, note: Log, verif
 
 def _read_annotated(item: ManifestItem, rep: ItemReport, inputs: Inputs, note: Log) -> bool:
     """Read a completed scene folder into `inputs` (or skip it with its reason); False: not such a folder."""
-    from robokit.converters.reasoning.scene import is_annotated_scene, read_scene
-
     if not is_annotated_scene(item.data_path):
         return False
+    from robokit.converters.reasoning.scene import read_scene  # here: recordings never load the scene model
+
     rep.kind = "annotated-scene"
     t0 = time.perf_counter()
     try:

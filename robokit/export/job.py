@@ -264,11 +264,11 @@ def write_formats(names: Sequence[str], inputs: Inputs, dest: Path, options: Wri
 
 def _write_annotated(names: Sequence[str], inputs: Inputs, dest: Path, options: WriterOptions) -> dict[str, Outcome]:
     """The formats that take completed scenes, written together: their clips are cut once (timed together)."""
-    from robokit.converters.reasoning.writer import write_annotated
-
     writers = [w for w in map(get_converter, names) if isinstance(w, AnnotatedSceneWriter)]
     if not writers:
         return {}
+    from robokit.converters.reasoning.writer import write_annotated  # here: other exports never load it
+
     start = time.perf_counter()
     try:
         results = write_annotated(writers, inputs.annotated, dest, options)

@@ -24,6 +24,14 @@ def head(path: Path, n: int = 16) -> bytes:
         return b""
 
 
+SCENE_MARKERS = ("scene.json", "media", "task")  # what makes a folder a completed (annotated) scene
+
+
+def is_annotated_scene(path: Path) -> bool:
+    """True for a folder laid out as a completed scene (it holds scene.json, media/ or task/)."""
+    return path.is_dir() and any((path / m).exists() for m in SCENE_MARKERS)
+
+
 def is_mcap(path: Path) -> bool:
     return head(path, 8) == MCAP_MAGIC
 

@@ -19,10 +19,10 @@ from robokit.digest import source_digest
 from robokit.errors import RobokitError, SourceError
 from robokit.limits import MAX_TEXT
 from robokit.sources import iter_readers, open_episodes
+from robokit.sources.sniff import SCENE_MARKERS
 from robokit.timeline.streams import ImageStream
 
 TASK_TYPES = ("reasoning", "caption", "mcq")
-SCENE_MARKERS = ("scene.json", "media", "task")
 DEFAULT_CAPTION_QUESTION = "Describe what happens in this video."
 SPAN_TOLERANCE_S = 1e-3  # spans may reach this far past the media's end (rounding of annotation tools)
 MAX_CHOICES = 26  # MCQ choices are lettered A to Z
@@ -35,11 +35,6 @@ UNCOPIED_CODECS = ("av1",)
 
 class SceneError(SourceError):
     """A scene that cannot be exported at all (no task files, no media, no item left)."""
-
-
-def is_annotated_scene(path: Path) -> bool:
-    """True for a folder laid out as a completed scene (it holds scene.json, media/ or task/)."""
-    return path.is_dir() and any((path / m).exists() for m in SCENE_MARKERS)
 
 
 @dataclass(frozen=True)
