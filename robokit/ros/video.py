@@ -80,7 +80,7 @@ class VideoTrack:
     def __init__(self, codec: str, topic: str) -> None:
         self.codec = codec
         self.topic = topic
-        self.keyframes: dict[int, bool] = {}
+        self.keyframes = bytearray()  # a byte per message position: 1 for a keyframe (0: not, or not decoded)
         self.size: tuple[int, int] | None = None
         self.reorders = False  # B-frames: frames decode out of display order
 
@@ -88,6 +88,8 @@ class VideoTrack:
         data = as_bytes(msg.data)
         key, bidirectional = frame_kind(self.codec, data)
         key |= msgtype == FFMPEG_PACKET and bool(int(msg.flags) & 1)
+        if position >= len(self.keyframes):
+            self.keyframes.extend(bytes(position + 1 - len(self.keyframes)))
         self.keyframes[position] = key
         self.reorders |= bidirectional
         if self.size is None and key:
@@ -111,11 +113,10 @@ class VideoTrack:
         return self.size[0], self.size[1], "rgb8", self.codec
 
     def first_keyframe(self) -> int:
-        return min((p for p, key in self.keyframes.items() if key), default=len(self.keyframes))
+        first = self.keyframes.find(1)
+        return first if first >= 0 else len(self.keyframes)
 
     def frames(self, packets: FrameSource, label: str) -> VideoFrames:
         """The decode-on-demand frames over the topic's packets (messages without a flag count as non-key)."""
-        flags = np.zeros(max(self.keyframes, default=-1) + 1, dtype=bool)
-        for position, key in self.keyframes.items():
-            flags[position] = key
+        flags = np.frombuffer(bytes(self.keyframes), dtype=np.uint8).astype(bool)
         return VideoFrames(packets, self.codec, flags, label, self.reorders)
