@@ -6,25 +6,20 @@ import gc
 import shutil
 import sys
 
-import typer
+import click
 
 from robokit.cli import cache, check, convert, info, sample, sim
 from robokit.errors import RobokitError
 from robokit.export import heap
 
-app = typer.Typer(
-    name="robokit",
-    help="Turn robot recordings into training-ready datasets and simulator scenes.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-app.command("info")(info.info)
-app.command("check")(check.check)
-app.command("sample")(sample.sample)
-app.add_typer(cache.app, name="cache")
-app.add_typer(sim.app, name="sim")
-app.command("convert", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})(convert.convert)
+
+@click.group("robokit", context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120})
+def app() -> None:
+    """Turn robot recordings into training-ready datasets and simulator scenes."""
+
+
+for command in (info.info, check.check, sample.sample, cache.app, sim.app, convert.convert):
+    app.add_command(command)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,11 +27,9 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     heap.limit_arenas()
     if args[:1] == ["convert"] and ("--help" in args or "-h" in args):
-        from rich.markup import escape  # choices such as [av1|h264] are not markup
-
-        convert.convert.__doc__ = f"{convert.convert.__doc__}\n\n{escape(convert.format_options_help())}"
+        convert.convert.help = f"{convert.convert.help}\n\n\b\n{convert.format_options_help()}"
     try:
-        app(args=args, prog_name="robokit")
+        app.main(args=args, prog_name="robokit")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else int(exc.code is not None)
     except RobokitError as exc:

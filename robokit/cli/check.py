@@ -5,10 +5,10 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
+from robokit.cli.params import PATH
 from robokit.converters import available, get_converter
 from robokit.converters.consumers import consumer_of
 from robokit.errors import SourceError
@@ -89,19 +89,19 @@ def render_rich(rows: list[CheckRow]) -> None:
     Console().print(table)
 
 
-def check(
-    paths: Annotated[list[Path], typer.Argument(help="Output folders: DIR holding <format>/ subfolders, or one.")],
-    strict: Annotated[bool, typer.Option(help="Fail an output whose real consumer (lerobot, tensorflow_datasets, "
-                                              "webdataset, ...) is not installed.")] = False,
-) -> None:
+@click.command("check")
+@click.argument("paths", nargs=-1, required=True, type=PATH)
+@click.option("--strict/--no-strict", default=False, help="Fail an output whose real consumer (lerobot, "
+              "tensorflow_datasets, webdataset, ...) is not installed.")
+def check(paths: tuple[Path, ...], strict: bool) -> None:
     """Check every output folder with robokit's structural check and, when installed, its real consumer; print
     pass/fail, who checked it and the reasons; exit 1 on a failure."""
     rows = [run_check(folder, name, strict) for path in paths for folder, name in format_folders(path)]
     if sys.stdout.isatty():
         render_rich(rows)
     else:
-        typer.echo(render_plain(rows))
+        click.echo(render_plain(rows))
     failed = sum(not r.passed for r in rows)
     if failed:
-        typer.echo(f"{failed} of {len(rows)} failed", err=True)
-        raise typer.Exit(1)
+        click.echo(f"{failed} of {len(rows)} failed", err=True)
+        raise click.exceptions.Exit(1)

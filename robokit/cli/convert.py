@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-import typer
+import click
 
+from robokit.cli.params import PATH
 from robokit.converters import available, get_converter
 from robokit.converters.options import ACTION, FPS, FRAME, OVERWRITE, QUAT_ORDER, RESAMPLE, ROBOT_TYPE, STATE, TASK
 from robokit.converters.registry import ExtraOption
@@ -23,7 +24,7 @@ def format_options_help() -> str:
             choices = f" [{'|'.join(opt.choices)}]" if opt.choices else ""
             valid = f", {opt.valid}" if opt.low is not None or opt.high is not None else ""
             lines.append(f"  {opt.flag}{choices}  ({name}, default {opt.default!r}{valid}) {opt.help}")
-    return "\n\n".join(lines) if len(lines) > 1 else ""
+    return "\n".join(lines) if len(lines) > 1 else ""
 
 
 def _coerce(opt: ExtraOption[Any], raw: str | None) -> Any:
@@ -94,54 +95,54 @@ def service_names(cfg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def convert(
-    ctx: typer.Context,
-    sources: Annotated[list[Path] | None, typer.Argument(help="Recordings, datasets or scene files.")] = None,
-    to: Annotated[list[str] | None, typer.Option("--to", "--training-export-format",
-                                                 help="Output format (repeat for several).")] = None,
-    out: Annotated[str | None, typer.Option("--out", "--training-export-dir",
-                                            help="Output folder or fsspec URL (s3://...); one subfolder "
-                                                 "per format.")] = None,
-    manifest: Annotated[Path | None, typer.Option("--manifest", "--input-file",
-                                                  help="JSON Lines manifest (data_path, episode_id, ...).")] = None,
-    export_tasks: Annotated[list[str] | None, typer.Option(
-        "--training-export-task", help="Annotation task type of completed scenes to export (reasoning, caption, "
-                                       "mcq; repeat for several; default: all).")] = None,
-    config: Annotated[Path | None, typer.Option(help="YAML with the same options under training_export:.")] = None,
-    fps: Annotated[float | None, typer.Option(help=FPS.describe("slowest camera, else state"))] = None,
-    resample: Annotated[str | None, typer.Option(help=RESAMPLE.describe())] = None,
-    cameras: Annotated[list[str] | None,
-                       typer.Option("--camera", help="Camera to keep, repeat for several; none for no "
-                                                     "camera (default: all).")] = None,
-    state: Annotated[str | None, typer.Option(help=STATE.describe())] = None,
-    action: Annotated[str | None, typer.Option(help=ACTION.describe("the source's recorded action, if any"))] = None,
-    poses: Annotated[list[str] | None, typer.Option("--pose", help="Pose channel to export (repeat).")] = None,
-    frame: Annotated[str | None, typer.Option(help=FRAME.describe())] = None,
-    quat_order: Annotated[str | None, typer.Option(help=QUAT_ORDER.describe())] = None,
-    image_size: Annotated[str | None, typer.Option(help=f"Resize images to WxH, e.g. 320x240 (1 to {MAX_IMAGE_SIDE} "
-                                                        "per side; even for video).")] = None,
-    robot_type: Annotated[str | None, typer.Option(help=ROBOT_TYPE.describe("none"))] = None,
-    task: Annotated[str | None, typer.Option(help="Keep only episodes whose task is TEXT.")] = None,
-    set_task: Annotated[str | None, typer.Option(help=TASK.describe("the recording's"))] = None,
-    shard: Annotated[str | None, typer.Option(help="Export only slice I/N of the inputs (0 <= I < N).")] = None,
-    allow_outside: Annotated[bool, typer.Option(
-        help="Allow manifest paths outside its folder, and dataset symlinks to outside theirs.")] = False,
-    overwrite: Annotated[bool, typer.Option(
-        help="Replace a different export already in --out, removing its formats this run does not write.")
-                         ] = OVERWRITE.default,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Always convert; do not use or fill the cache.")] = False,
-    mapping: Annotated[Path | None, typer.Option(help="YAML/JSON file mapping topic (or HDF5 dataset) -> channel "
-                                                     "name, as for `robokit info --mapping`.")] = None,
-    no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip MCAP chunk CRC checks (faster on "
-                                                                "uncompressed chunks; damage goes unnoticed).")
-                         ] = False,
-    workers: Annotated[int, typer.Option(help=f"Parallel worker processes, up to {MAX_WORKERS}; 0: one per CPU, "
-                                         "fewer when each episode encodes several videos at once.")] = 0,
-    executor: Annotated[str, typer.Option(help="local | ray.")] = "local",
-    ray_address: Annotated[str | None, typer.Option(help="Address of an existing Ray cluster.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only errors.")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Also every item as it is read.")] = False,
-) -> None:
+@click.command("convert", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+@click.argument("sources", nargs=-1, type=click.UNPROCESSED)
+@click.option("--to", "--training-export-format", "to", multiple=True, help="Output format (repeat for several).")
+@click.option("--out", "--training-export-dir", "out", help="Output folder or fsspec URL (s3://...); one subfolder "
+              "per format.")
+@click.option("--manifest", "--input-file", "manifest", type=PATH,
+              help="JSON Lines manifest (data_path, episode_id, ...).")
+@click.option("--training-export-task", "export_tasks", multiple=True, help="Annotation task type of completed "
+              "scenes to export (reasoning, caption, mcq; repeat for several; default: all).")
+@click.option("--config", type=PATH, help="YAML with the same options under training_export:.")
+@click.option("--fps", type=float, help=FPS.describe("slowest camera, else state"))
+@click.option("--resample", help=RESAMPLE.describe())
+@click.option("--camera", "cameras", multiple=True, help="Camera to keep, repeat for several; none for no camera "
+              "(default: all).")
+@click.option("--state", help=STATE.describe())
+@click.option("--action", help=ACTION.describe("the source's recorded action, if any"))
+@click.option("--pose", "poses", multiple=True, help="Pose channel to export (repeat).")
+@click.option("--frame", help=FRAME.describe())
+@click.option("--quat-order", help=QUAT_ORDER.describe())
+@click.option("--image-size", help=f"Resize images to WxH, e.g. 320x240 (1 to {MAX_IMAGE_SIDE} per side; even for "
+              "video).")
+@click.option("--robot-type", help=ROBOT_TYPE.describe("none"))
+@click.option("--task", help="Keep only episodes whose task is TEXT.")
+@click.option("--set-task", help=TASK.describe("the recording's"))
+@click.option("--shard", help="Export only slice I/N of the inputs (0 <= I < N).")
+@click.option("--allow-outside/--no-allow-outside", default=False,
+              help="Allow manifest paths outside its folder, and dataset symlinks to outside theirs.")
+@click.option("--overwrite/--no-overwrite", default=OVERWRITE.default,
+              help="Replace a different export already in --out, removing its formats this run does not write.")
+@click.option("--no-cache", is_flag=True, help="Always convert; do not use or fill the cache.")
+@click.option("--mapping", type=PATH, help="YAML/JSON file mapping topic (or HDF5 dataset) -> channel name, as for "
+              "`robokit info --mapping`.")
+@click.option("--no-verify", is_flag=True, help="Skip MCAP chunk CRC checks (faster on uncompressed chunks; damage "
+              "goes unnoticed).")
+@click.option("--workers", type=int, default=0, show_default=True, help=f"Parallel worker processes, up to "
+              f"{MAX_WORKERS}; 0: one per CPU, fewer when each episode encodes several videos at once.")
+@click.option("--executor", default="local", show_default=True, help="local | ray.")
+@click.option("--ray-address", help="Address of an existing Ray cluster.")
+@click.option("--quiet", "-q", is_flag=True, help="Only errors.")
+@click.option("--verbose", "-v", is_flag=True, help="Also every item as it is read.")
+@click.pass_context
+def convert(ctx: click.Context, sources: tuple[str, ...], to: tuple[str, ...], out: str | None, manifest: Path | None,
+            export_tasks: tuple[str, ...], config: Path | None, fps: float | None, resample: str | None,
+            cameras: tuple[str, ...], state: str | None, action: str | None, poses: tuple[str, ...],
+            frame: str | None, quat_order: str | None, image_size: str | None, robot_type: str | None,
+            task: str | None, set_task: str | None, shard: str | None, allow_outside: bool, overwrite: bool,
+            no_cache: bool, mapping: Path | None, no_verify: bool, workers: int, executor: str,
+            ray_address: str | None, quiet: bool, verbose: bool) -> None:
     """Convert recordings into training datasets and scenes: many formats in one pass."""
     from robokit.cli.summary import print_summary
     from robokit.export import export
@@ -156,12 +157,12 @@ def convert(
     dest = out or (str(cfg.pop("out")) if "out" in cfg else None)  # a str: Path would fold "s3://" to "s3:/"
     if dest is None:
         raise OptionError("give --out DIR")
-    cli = {"fps": fps, "resample": resample, "cameras": cameras, "state": state, "action": action, "poses": poses,
-           "frame": frame, "quat_order": quat_order, "image_size": image_size, "robot_type": robot_type,
-           "task": set_task}
+    cli = {"fps": fps, "resample": resample, "cameras": list(cameras) or None, "state": state, "action": action,
+           "poses": list(poses) or None, "frame": frame, "quat_order": quat_order, "image_size": image_size,
+           "robot_type": robot_type, "task": set_task}
     manifest = manifest or (Path(cfg.pop("manifest")) if "manifest" in cfg else None)
     mapping = mapping or (Path(str(cfg.pop("mapping"))) if "mapping" in cfg else None)
-    paths, extra = split_extra([str(s) for s in sources or []] + list(ctx.args), formats)
+    paths, extra = split_extra([*sources, *ctx.args], formats)
     if export_tasks:
         extra["training_export_task"] = ",".join(export_tasks)
     options = {**cfg, **{k: v for k, v in cli.items() if v is not None}, **extra}
@@ -186,4 +187,4 @@ def convert(
     if failed:  # exit 1: some requested format produced nothing (the others were written)
         print(f"robokit: error: {len(failed)} of {len(job.formats)} format(s) produced nothing: "
               + "; ".join(f"{name}: {reason}" for name, reason in failed.items()).replace("\n", " "), file=sys.stderr)
-        raise typer.Exit(1)
+        raise click.exceptions.Exit(1)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
+from robokit.cli.params import PATH
 from robokit.timeline import EpisodeInfo
 
 _COLUMNS = ("channel", "kind", "topic", "type", "count", "rate Hz", "start (UTC)", "duration s", "time")
@@ -62,15 +62,13 @@ def render_rich(info: EpisodeInfo) -> None:
         console.print(note, style="yellow", markup=False)
 
 
-def info(
-    sources: Annotated[list[Path], typer.Argument(help="Recordings: bag files, bag folders, MCAP files.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
-    mapping: Annotated[
-        Path | None, typer.Option(help="YAML/JSON file mapping topic -> channel name.")
-    ] = None,
-    plot: Annotated[Path | None, typer.Option(help="Also draw a timeline PNG (one per episode).")] = None,
-    no_verify: Annotated[bool, typer.Option("--no-verify", help="Skip MCAP chunk CRC checks.")] = False,
-) -> None:
+@click.command("info")
+@click.argument("sources", nargs=-1, required=True, type=PATH)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of tables.")
+@click.option("--mapping", type=PATH, help="YAML/JSON file mapping topic -> channel name.")
+@click.option("--plot", type=PATH, help="Also draw a timeline PNG (one per episode).")
+@click.option("--no-verify", is_flag=True, help="Skip MCAP chunk CRC checks.")
+def info(sources: tuple[Path, ...], as_json: bool, mapping: Path | None, plot: Path | None, no_verify: bool) -> None:
     """Show every stream of each recording: channel, kind, topic, count, rate, start, duration."""
     import robokit
     from robokit.plot import plot_timeline
@@ -82,9 +80,9 @@ def info(
             target = plot if len(episodes) == 1 else plot.with_name(f"{plot.stem}_{n:03d}{plot.suffix}")
             plot_timeline(ep, target)
     if as_json:
-        typer.echo(json.dumps([i.to_dict() for i in infos], indent=2))
+        click.echo(json.dumps([i.to_dict() for i in infos], indent=2))
     elif sys.stdout.isatty():
         for i in infos:
             render_rich(i)
     else:
-        typer.echo("\n\n".join(render_plain(i) for i in infos))
+        click.echo("\n\n".join(render_plain(i) for i in infos))

@@ -3,29 +3,30 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
+
+from robokit.cli.params import PATH
 
 
-def sample(
-    out: Annotated[Path, typer.Option("--out", help="Folder to write episode_NNN/ bags into.")],
-    episodes: Annotated[int, typer.Option(help="Number of episodes.")] = 2,
-    duration: Annotated[float, typer.Option(help="Seconds per episode.")] = 4.0,
-    width: Annotated[int, typer.Option(help="Image width in pixels.")] = 160,
-    height: Annotated[int, typer.Option(help="Image height in pixels.")] = 120,
-    seed: Annotated[int, typer.Option(help="Random seed (same seed, same bytes).")] = 0,
-    scene: Annotated[bool, typer.Option("--scene", help="Write the sample scene (scene.yaml, splat.ply, meshes/: "
-                                                        "a table, a bin, a cube, a splat cloud) instead.")] = False,
-) -> None:
+@click.command("sample")
+@click.option("--out", required=True, type=PATH, help="Folder to write episode_NNN/ bags into.")
+@click.option("--episodes", default=2, show_default=True, help="Number of episodes.")
+@click.option("--duration", default=4.0, show_default=True, help="Seconds per episode.")
+@click.option("--width", default=160, show_default=True, help="Image width in pixels.")
+@click.option("--height", default=120, show_default=True, help="Image height in pixels.")
+@click.option("--seed", default=0, show_default=True, help="Random seed (same seed, same bytes).")
+@click.option("--scene", is_flag=True, help="Write the sample scene (scene.yaml, splat.ply, meshes/: a table, a bin, "
+              "a cube, a splat cloud) instead.")
+def sample(out: Path, episodes: int, duration: float, width: int, height: int, seed: int, scene: bool) -> None:
     """Write deterministic sample ROS 2 bags (MCAP storage): joints, two cameras, tf, task; or the sample scene."""
     if scene:
         from robokit.converters.scene import write_sample_scene
 
-        typer.echo(str(write_sample_scene(out, seed=seed)))
+        click.echo(str(write_sample_scene(out, seed=seed)))
         return
     from robokit.samples import SampleSpec, write_samples  # imported here: the bag writer is not needed elsewhere
 
     spec = SampleSpec(duration_s=duration, width=width, height=height, seed=seed)
     for path in write_samples(out, episodes, spec):
-        typer.echo(str(path))
+        click.echo(str(path))

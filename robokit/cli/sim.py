@@ -8,29 +8,32 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
+import click
+
+from robokit.cli.params import PATH
 
 TOLERANCE = 0.1  # rad (m for the gripper): a joint's max tracking error above this fails `robokit sim replay`
 
 if TYPE_CHECKING:
     from robokit.sim.replay import ReplayReport
 
-app = typer.Typer(
-    help="MuJoCo pick-and-place simulator: record ROS 2 bags, replay exported datasets, export the scene.",
-    no_args_is_help=True)
+
+
+@click.group("sim")
+def app() -> None:
+    """MuJoCo pick-and-place simulator: record ROS 2 bags, replay exported datasets, export the scene."""
 
 
 @app.command("record")
-def record(
-    out: Annotated[Path, typer.Option("--out", help="Folder to write episode_NNN/ bags and scene.xml into.")],
-    episodes: Annotated[int, typer.Option(help="Number of episodes.")] = 3,
-    duration: Annotated[float, typer.Option(help="Seconds per episode.")] = 6.0,
-    width: Annotated[int, typer.Option(help="Image width in pixels.")] = 160,
-    height: Annotated[int, typer.Option(help="Image height in pixels.")] = 120,
-    seed: Annotated[int, typer.Option(help="Random seed: cube poses, timings and noise per episode.")] = 0,
-) -> None:
+@click.option("--out", required=True, type=PATH, help="Folder to write episode_NNN/ bags and scene.xml into.")
+@click.option("--episodes", default=3, show_default=True, help="Number of episodes.")
+@click.option("--duration", default=6.0, show_default=True, help="Seconds per episode.")
+@click.option("--width", default=160, show_default=True, help="Image width in pixels.")
+@click.option("--height", default=120, show_default=True, help="Image height in pixels.")
+@click.option("--seed", default=0, show_default=True, help="Random seed: cube poses, timings and noise per episode.")
+def record(out: Path, episodes: int, duration: float, width: int, height: int, seed: int) -> None:
     """Record scripted pick-and-place episodes: joints, commands, two cameras, tf, task, and the MJCF."""
     from robokit.sim.record import RecordSpec
     from robokit.sim.record import record as run
@@ -39,9 +42,9 @@ def record(
     results = run(out, episodes, RecordSpec(duration_s=duration, width=width, height=height, seed=seed))
     for r in results:
         outcome = "cube placed in the bin" if r.placed else "cube not in the bin"
-        typer.echo(f"{r.path}  {outcome}  ({r.seconds:.1f} s)")
+        click.echo(f"{r.path}  {outcome}  ({r.seconds:.1f} s)")
     elapsed = time.perf_counter() - began
-    typer.echo(f"{len(results)} episode(s) of {duration:g} s at {width}x{height} in {elapsed:.1f} s; "
+    click.echo(f"{len(results)} episode(s) of {duration:g} s at {width}x{height} in {elapsed:.1f} s; "
                f"model: {out / 'scene.xml'}")
 
 
@@ -60,18 +63,17 @@ def _table(report: ReplayReport) -> str:
 
 
 @app.command("replay")
-def replay(
-    dataset: Annotated[Path, typer.Argument(help="An exported dataset: LeRobot root, RLDS folder, MCAP, bag.")],
-    model: Annotated[Path, typer.Option("--model", help="The MJCF to drive (e.g. the recording's scene.xml).")],
-    action: Annotated[str | None, typer.Option(help="Action channel (default: action, else "
-                                                    "joint_commands/position).")] = None,
-    state: Annotated[str, typer.Option(help="Recorded joint state channel.")] = "joints/position",
-    interpolate: Annotated[bool, typer.Option(help="Ramp between actions instead of holding each one (for "
-                                                   "datasets exported below the command rate).")] = False,
-    tolerance: Annotated[float, typer.Option(help="Exit 1 when a joint's max error exceeds this (rad; m for the "
-                                                  "gripper); `inf` only reports.")] = TOLERANCE,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the reports as JSON.")] = False,
-) -> None:
+@click.argument("dataset", type=PATH)
+@click.option("--model", required=True, type=PATH, help="The MJCF to drive (e.g. the recording's scene.xml).")
+@click.option("--action", help="Action channel (default: action, else joint_commands/position).")
+@click.option("--state", default="joints/position", show_default=True, help="Recorded joint state channel.")
+@click.option("--interpolate/--no-interpolate", default=False, help="Ramp between actions instead of holding each "
+              "one (for datasets exported below the command rate).")
+@click.option("--tolerance", default=TOLERANCE, show_default=True, help="Exit 1 when a joint's max error exceeds "
+              "this (rad; m for the gripper); `inf` only reports.")
+@click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON.")
+def replay(dataset: Path, model: Path, action: str | None, state: str, interpolate: bool, tolerance: float,
+           as_json: bool) -> None:
     """Drive the model with the dataset's actions; report per-joint and end-effector tracking errors.
 
     A delta action of the state (as the dataset's action metadata says) is replayed as state + delta; exit 1
@@ -84,27 +86,26 @@ def replay(
         raise OptionError(f"tolerance {tolerance}: expected a number of 0 or more (inf only reports)")
     reports = run(dataset, model, action, state, interpolate)
     if as_json:
-        typer.echo(json.dumps([r.to_dict() for r in reports], indent=2))
+        click.echo(json.dumps([r.to_dict() for r in reports], indent=2))
     else:
-        typer.echo("\n".join(_table(r) for r in reports))
+        click.echo("\n".join(_table(r) for r in reports))
     worst = max(reports, key=lambda r: r.max_joint_error)
     if worst.max_joint_error > tolerance:
         joint = max(zip(worst.joint_max, worst.joints, strict=True))[1]
-        typer.echo(f"robokit: joint tracking error {worst.max_joint_error:.5f} ({worst.episode}, {joint}) exceeds "
+        click.echo(f"robokit: joint tracking error {worst.max_joint_error:.5f} ({worst.episode}, {joint}) exceeds "
                    f"the tolerance {tolerance:g}; --tolerance inf only reports", err=True)
-        raise typer.Exit(1)
+        raise click.exceptions.Exit(1)
 
 
 @app.command("scene")
-def scene(
-    out: Annotated[Path, typer.Option("--out", help="Folder to write <format>/ into.")],
-    to: Annotated[list[str] | None, typer.Option("--to", help="Scene format (repeatable): mjcf, usd.")] = None,
-    overwrite: Annotated[bool, typer.Option(help="Replace existing <format>/ folders.")] = False,
-) -> None:
+@click.option("--out", required=True, type=PATH, help="Folder to write <format>/ into.")
+@click.option("--to", multiple=True, help="Scene format (repeatable): mjcf, usd.")
+@click.option("--overwrite/--no-overwrite", default=False, help="Replace existing <format>/ folders.")
+def scene(out: Path, to: tuple[str, ...], overwrite: bool) -> None:
     """Export the simulator's scene (table, bin, cube, front camera, light, floor) with the scene writers."""
     from robokit.sim.scene_export import SCENE_FORMATS, export_scene
 
     for name, result in export_scene(out, tuple(to or SCENE_FORMATS), overwrite).items():
-        typer.echo(f"{out / name}: {len(result.files)} file(s)")
+        click.echo(f"{out / name}: {len(result.files)} file(s)")
         for warning in result.warnings:
-            typer.echo(f"  note: {warning}")
+            click.echo(f"  note: {warning}")
