@@ -23,8 +23,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
+# Bytecode compiled as a wheel install has it (under PYTHONDONTWRITEBYTECODE every start would compile robokit).
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/python -m compileall -q robokit > /dev/null
 	touch $(STAMP)
 
 # The main job on built-in sample data: simulated recordings + a sample scene -> every format in one

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 import psutil
-from _procs import tree_rss
+from _procs import compile_robokit, tree_rss
 
 from robokit.ros.bagwriter import START_NS, BagWriter, camera_info, header, joint_state, jpeg_image, raw_image, text
 from robokit.ros.bagwriter import typestore as ros_typestore
@@ -85,6 +85,7 @@ def main() -> None:
                         help="where the sample bags are kept between runs")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = parser.parse_args()
+    compile_robokit()
     extra = ["--fps", "30"]
     if args.smoke:
         args.seconds, args.size, args.out = [0.5, 1.0], "64x48", Path(tempfile.mkdtemp(prefix="export-memory-"))

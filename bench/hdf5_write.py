@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import psutil
-from _procs import tree_rss
+from _procs import compile_robokit, tree_rss
 
 CAMERAS = ("cam_high", "cam_low", "cam_left_wrist", "cam_right_wrist")
 FPS = 50
@@ -79,6 +79,7 @@ def main() -> None:
     ap.add_argument("--codec", default="av1", choices=("av1", "h264"), help="LeRobot video codec")
     ap.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = ap.parse_args()
+    compile_robokit()
     w, h = (int(v) for v in args.size.split("x"))
     if args.smoke:
         args.gb, args.episodes, w, h = 0.0002, 2, 32, 24

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import psutil
-from _procs import tree_rss
+from _procs import compile_robokit, tree_rss
 
 FPS = 30
 CAMERAS = {"front": (640, 480), "wrist": (320, 240)}  # front: rgb8 Image; wrist: JPEG CompressedImage
@@ -238,6 +238,7 @@ def main() -> None:
     if args.child:
         child(args.child, args.paths)
         return
+    compile_robokit()
     if args.smoke:
         args.episodes, args.seconds = 2, 0.2
     frames = round(args.seconds * FPS)
