@@ -6,16 +6,11 @@ from pathlib import Path
 
 import click
 
-from robokit.cli.params import PATH
+from robokit.cli.params import recording_options
 
 
 @click.command("sample")
-@click.option("--out", required=True, type=PATH, help="Folder to write episode_NNN/ bags into.")
-@click.option("--episodes", default=2, show_default=True, help="Number of episodes.")
-@click.option("--duration", default=4.0, show_default=True, help="Seconds per episode.")
-@click.option("--width", default=160, show_default=True, help="Image width in pixels.")
-@click.option("--height", default=120, show_default=True, help="Image height in pixels.")
-@click.option("--seed", default=0, show_default=True, help="Random seed (same seed, same bytes).")
+@recording_options("Folder to write episode_NNN/ bags into.", 2, 4.0, "Random seed (same seed, same bytes).")
 @click.option("--scene", is_flag=True, help="Write the sample scene (scene.yaml, splat.ply, meshes/: a table, a bin, "
               "a cube, a splat cloud) instead.")
 def sample(out: Path, episodes: int, duration: float, width: int, height: int, seed: int, scene: bool) -> None:

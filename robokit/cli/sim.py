@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from robokit.cli.params import PATH
+from robokit.cli.params import PATH, recording_options
 
 TOLERANCE = 0.1  # rad (m for the gripper): a joint's max tracking error above this fails `robokit sim replay`
 
@@ -27,12 +27,8 @@ def app() -> None:
 
 
 @app.command("record")
-@click.option("--out", required=True, type=PATH, help="Folder to write episode_NNN/ bags and scene.xml into.")
-@click.option("--episodes", default=3, show_default=True, help="Number of episodes.")
-@click.option("--duration", default=6.0, show_default=True, help="Seconds per episode.")
-@click.option("--width", default=160, show_default=True, help="Image width in pixels.")
-@click.option("--height", default=120, show_default=True, help="Image height in pixels.")
-@click.option("--seed", default=0, show_default=True, help="Random seed: cube poses, timings and noise per episode.")
+@recording_options("Folder to write episode_NNN/ bags and scene.xml into.", 3, 6.0,
+                   "Random seed: cube poses, timings and noise per episode.")
 def record(out: Path, episodes: int, duration: float, width: int, height: int, seed: int) -> None:
     """Record scripted pick-and-place episodes: joints, commands, two cameras, tf, task, and the MJCF."""
     from robokit.sim.record import RecordSpec
