@@ -26,8 +26,6 @@ from robokit.timeline.video import CodedVideo
 STATS_SAMPLES = 100  # frames per episode fed to the image statistics
 SEGMENT_FRAMES = 150  # frames per encoder (rounded up to whole GOPs): a camera is cut into segments encoded in
 # parallel, each bounded in memory; an encoder's start costs about as much as a frame
-PARTS_HELD = 4 << 20  # bytes of an episode's video parts kept in memory; the rest wait in spill files (each is
-# read back once, by the assembler), so memory does not follow the episode's length
 LEROBOT_CODECS = ("h264", "hevc", "av1")  # coded video LeRobot decodes, so copied as it is
 
 
@@ -57,7 +55,7 @@ def episode_videos(cameras: Mapping[str, ImageStream], fps: int, settings: Video
                    spill: Path | None = None, concurrent: int = 1, order: int = 0) -> dict[str, Video]:
     """Every camera of one episode: coded video's packets copied when nothing needs pixels (and no other codec is
     `asked` for), the rest encoded as `segments` on this process's encoder threads, the largest first so that the
-    cores finish together. Parts past `PARTS_HELD` bytes in all go to files in `spill`. `concurrent`:
+    cores finish together. Parts past `SPILL_ABOVE` bytes in all go to files in `spill`. `concurrent`:
     episodes this process encodes at once; `order`: the episode's place in the export (earlier episodes' segments
     are encoded first)."""
     copies: dict[str, CodedVideo] = {}
@@ -123,7 +121,7 @@ def _encoded(stream: ImageStream, start: int, end: int, fps: int, settings: Vide
 
 
 class _Kept:
-    """Where an episode's encoded parts wait for the assembler: in memory up to `PARTS_HELD` bytes in all, then
+    """Where an episode's encoded parts wait for the assembler: in memory up to `SPILL_ABOVE` bytes in all, then
     in files in `spill` (memory is bounded by a segment, not by the episode's length)."""
 
     def __init__(self, spill: Path | None) -> None:
@@ -133,7 +131,7 @@ class _Kept:
 
     def keep(self, mp4: bytes) -> Payload:
         with self.lock:
-            in_memory = self.spill is None or self.held + len(mp4) <= min(PARTS_HELD, spills.SPILL_ABOVE)
+            in_memory = self.spill is None or self.held + len(mp4) <= spills.SPILL_ABOVE
             self.held += len(mp4) if in_memory else 0
         if in_memory:
             return Payload(len(mp4), data=mp4)
