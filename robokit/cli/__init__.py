@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     heap.limit_arenas()
     if args[:1] == ["convert"] and ("--help" in args or "-h" in args):
-        convert.convert.help = f"{convert.convert.help}\n\n\b\n{convert.format_options_help()}"
+        convert.convert.epilog = f"\b\n{convert.format_options_help()}"  # set, not appended: main runs again in tests
     try:
         app.main(args=args, prog_name="robokit")
     except SystemExit as exc:

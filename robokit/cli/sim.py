@@ -20,7 +20,6 @@ if TYPE_CHECKING:
     from robokit.sim.replay import ReplayReport
 
 
-
 @click.group("sim")
 def app() -> None:
     """MuJoCo pick-and-place simulator: record ROS 2 bags, replay exported datasets, export the scene."""

@@ -184,7 +184,7 @@ def preload() -> None:
     from robokit.sources.registry import readers
 
     readers()
-    _cli(["info", "--json", "/nonexistent"])  # the CLI imports its commands' modules on first use
+    _cli(["info", "--json", "/nonexistent"])  # info imports robokit.open and the plotting on first use
     for name in ("webdataset", "usd"):
         get_converter(name)
 
