@@ -8,9 +8,9 @@ import sys
 
 import click
 
+from robokit import heap
 from robokit.cli import cache, check, convert, info, sample, sim
 from robokit.errors import RobokitError
-from robokit.export import heap
 
 
 @click.group("robokit", context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 120})

@@ -17,6 +17,7 @@ import io
 import os
 import shutil
 import tempfile
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -126,8 +127,8 @@ class SpilledFrames(Sequence[bytes]):
         limit = SPILL_ABOVE if limit is None else limit
         self._memory: list[bytes] | None = []
         self._file: BinaryIO | None = None
-        self.lengths: list[int] = []
-        self._offsets: list[int] = []
+        self.lengths = array("q")  # unboxed: a long episode's frames are many
+        self._offsets = array("q")
         at = 0
         for data in frames:
             if self._memory is not None and at + len(data) > limit:

@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, TypeVar
 import av
 import numpy as np
 
+from robokit import heap
 from robokit.errors import ConversionError, OptionError
 
 # user-facing codec name -> (PyAV encoder, canonical decoder name as stored in metadata)
@@ -69,6 +70,7 @@ class _Encoders:
                     future.set_result(fn(*args))
                 except BaseException as exc:  # re-raised by result() in the episode's thread
                     future.set_exception(exc)
+                heap.release()  # the segment's encoder and frames are freed: a long episode stays at a segment's
 
 
 _encoders = _Encoders(os.cpu_count() or 1)

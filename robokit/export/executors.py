@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from robokit import heap
 from robokit.converters import get_converter
 from robokit.converters.staging import alive
 from robokit.converters.streaming import Encoded, EpisodeContext, StreamingConverter, encode_safely
 from robokit.errors import ConversionError, OptionError
-from robokit.export import heap
 from robokit.export.items import EpisodeRef, open_item
 from robokit.limits import MAX_WORKERS
 from robokit.timeline import Episode

@@ -234,7 +234,7 @@ Outcome = tuple[WriteResult | RobokitError, float]  # a format's result (or why 
 def write_formats(names: Sequence[str], inputs: Inputs, dest: Path, options: WriterOptions, executor: str,
                   workers: int, ray_address: str | None, progress: Progress) -> dict[str, Outcome]:
     """Write every format: streaming ones from one shared pass (timed together), the others alone."""
-    from robokit.export import heap
+    from robokit import heap
     from robokit.export.executors import auto_parallelism
     from robokit.export.pipeline import write_episodes
 

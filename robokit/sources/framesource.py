@@ -3,7 +3,7 @@ memory."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -40,7 +40,7 @@ class TopicItems(Generic[T, R]):
     def __len__(self) -> int:
         return len(self._log_times)
 
-    def iter_items(self, positions: Sequence[int]) -> Iterator[R]:
+    def iter_items(self, positions: Iterable[int]) -> Iterator[R]:
         scan: Generator[T, None, None] | None = None
         at = -1  # position of the last message taken from `scan`
         frame: R | None = None
@@ -90,7 +90,7 @@ class TopicFrames(TopicItems[T, Frame]):
     # (seconds), when there is one: clips can then be stream-copied from the file instead of re-encoded.
     encoded_video: tuple[Path, float] | None = None
 
-    def iter_frames(self, positions: Sequence[int]) -> Iterator[Frame]:
+    def iter_frames(self, positions: Iterable[int]) -> Iterator[Frame]:
         return self.iter_items(positions)
 
 
@@ -99,5 +99,5 @@ class TopicClouds(TopicItems[T, Cloud]):
 
     noun = "cloud"
 
-    def iter_clouds(self, positions: Sequence[int]) -> Iterator[Cloud]:
+    def iter_clouds(self, positions: Iterable[int]) -> Iterator[Cloud]:
         return self.iter_items(positions)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
@@ -70,7 +70,7 @@ def encode_image(pixels: np.ndarray, fmt: str = "png", quality: int = 95) -> byt
 class FrameSource(Protocol):
     """Where an image stream's frames come from; positions index the source's own frame order."""
 
-    def iter_frames(self, positions: Sequence[int]) -> Iterator[Frame]:
+    def iter_frames(self, positions: Iterable[int]) -> Iterator[Frame]:
         """Yield the frames at `positions`, in that order (repeats allowed)."""
         ...
 
@@ -84,7 +84,7 @@ class ArrayFrameSource:
     def __len__(self) -> int:
         return len(self._frames)
 
-    def iter_frames(self, positions: Sequence[int]) -> Iterator[Frame]:
+    def iter_frames(self, positions: Iterable[int]) -> Iterator[Frame]:
         for p in positions:
             yield self._frames[int(p)]
 
@@ -96,7 +96,7 @@ class MappedFrameSource:
         self.base = base
         self._fn = fn
 
-    def iter_frames(self, positions: Sequence[int]) -> Iterator[Frame]:
+    def iter_frames(self, positions: Iterable[int]) -> Iterator[Frame]:
         for frame in self.base.iter_frames(positions):
             yield self._fn(frame)
 

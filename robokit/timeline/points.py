@@ -8,13 +8,13 @@ never interpolated: resampling picks the nearest cloud.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import ClassVar, Protocol
 
 import numpy as np
 
-from robokit.timeline.streams import Stream
+from robokit.timeline.streams import Stream, ints
 
 XYZ = ("x", "y", "z")
 XYZI = ("x", "y", "z", "intensity")
@@ -74,7 +74,7 @@ class Cloud:
 class PointSource(Protocol):
     """Where a point stream's clouds come from; positions index the source's own cloud order."""
 
-    def iter_clouds(self, positions: Sequence[int]) -> Iterator[Cloud]:
+    def iter_clouds(self, positions: Iterable[int]) -> Iterator[Cloud]:
         """Yield the clouds at `positions`, in that order (repeats allowed)."""
         ...
 
@@ -88,7 +88,7 @@ class ArrayPointSource:
     def __len__(self) -> int:
         return len(self._clouds)
 
-    def iter_clouds(self, positions: Sequence[int]) -> Iterator[Cloud]:
+    def iter_clouds(self, positions: Iterable[int]) -> Iterator[Cloud]:
         for p in positions:
             yield self._clouds[int(p)]
 
@@ -132,7 +132,7 @@ class PointStream(Stream):
         if self.source is None:
             raise ValueError(f"{self.name}: point stream has no cloud source")
         positions = self.positions if indices is None else self.positions[np.asarray(indices, dtype=np.int64)]
-        return self.source.iter_clouds(positions.tolist())
+        return self.source.iter_clouds(ints(positions))
 
 
 def describe(stream: PointStream) -> str:

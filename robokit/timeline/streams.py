@@ -22,6 +22,13 @@ class StreamOrigin:
     feature: str = ""  # JSON object, e.g. {"dtype": "bool", "shape": [1], "names": null}
 
 
+def ints(values: np.ndarray, block: int = 4096) -> Iterator[int]:
+    """An integer array's values as Python ints, boxed a block at a time: `tolist()` of a long episode's
+    timestamps or positions would hold one object per sample for as long as the loop over them runs."""
+    for start in range(0, len(values), block):
+        yield from values[start:start + block].tolist()
+
+
 def sort_timestamps(timestamps: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """Stable time order with exact-duplicate timestamps dropped (the first sample wins).
 
@@ -232,7 +239,7 @@ class ImageStream(Stream):
         if self.source is None:
             raise ValueError(f"{self.name}: image stream has no frame source")
         positions = self.positions if indices is None else self.positions[np.asarray(indices, dtype=np.int64)]
-        return self.source.iter_frames(positions.tolist())
+        return self.source.iter_frames(ints(positions))
 
     def frame(self, index: int) -> Frame:
         return next(iter(self.frames([index])))

@@ -7,7 +7,7 @@ order decode in one pass; a step back, or a jump past a keyframe, restarts at th
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -119,7 +119,7 @@ class VideoFrames:
             return "the video has B-frames (frames decode out of display order)"
         return ""
 
-    def iter_frames(self, positions: Sequence[int]) -> Iterator[Frame]:
+    def iter_frames(self, positions: Iterable[int]) -> Iterator[Frame]:
         run: _Decoding | None = None
         try:
             for raw in positions:

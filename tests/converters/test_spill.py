@@ -80,7 +80,7 @@ def test_spilled_frames_read_back_and_encode_like_a_list(tmp_path: Path) -> None
     frames = [bytes([i]) * (100 * i + 1) for i in range(5)]
     spilled = SpilledFrames(tmp_path, iter(frames), limit=250)  # the first two in memory, then all in a file
     assert len(spilled) == 5 and spilled[3] == frames[3] and spilled[-1] == frames[-1] and spilled[0] == frames[0]
-    assert spilled[1:3] == frames[1:3] and list(spilled) == frames and spilled.lengths == [len(f) for f in frames]
+    assert spilled[1:3] == frames[1:3] and list(spilled) == frames and list(spilled.lengths) == [len(f) for f in frames]
     assert list(tmp_path.iterdir()) == []  # an unnamed file: nothing to clean up
     assert list(SpilledFrames(tmp_path, iter(frames))) == frames  # under the default limit: in memory
     features = {"steps/image": frames, "steps/x": np.arange(5, dtype=np.float32)}

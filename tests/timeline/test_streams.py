@@ -14,7 +14,7 @@ from robokit.timeline import (
     NumericStream,
     PoseStream,
 )
-from robokit.timeline.streams import sort_timestamps
+from robokit.timeline.streams import ints, sort_timestamps
 
 
 def test_sort_timestamps_drops_duplicates_keeping_first() -> None:
@@ -93,3 +93,10 @@ def test_order_samples_keeps_same_time_other_content_in_recorded_order() -> None
     assert keep.tolist() == [3, 0, 1, 4] and dropped == 1 and moved == 2  # the second "a" at 10 is a repeat
     assert ts.tolist() == [5, 10, 11, 12]  # "b" moved 1 ns after "a", "d" (at 11) 1 ns after "b"
     assert sorted(set(asked)) == [0, 1, 2]  # content asked only where timestamps repeat
+
+
+def test_ints_boxes_every_value_in_order_a_block_at_a_time() -> None:
+    values = np.arange(-5, 10_003, dtype=np.int64) * (1 << 40)
+    out = list(ints(values, block=4096))
+    assert out == values.tolist() and all(type(v) is int for v in out)
+    assert list(ints(np.array([], dtype=np.int64))) == []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,7 +194,7 @@ class DatasetFrames:
         self.dataset = dataset
         self.encoded = encoded
 
-    def iter_frames(self, positions: Sequence[int]) -> Iterator[Frame]:
+    def iter_frames(self, positions: Iterable[int]) -> Iterator[Frame]:
         with opened(self.path) as f:
             ds = f[self.dataset]
             for p in positions:

@@ -22,6 +22,7 @@ from robokit.converters.videocopy import copyable
 from robokit.ros.video import FOXGLOVE_FORMATS
 from robokit.sources.naming import event_channel, image_channel, joints_group
 from robokit.timeline import CameraInfo, EventStream, ImageStream, NumericStream
+from robokit.timeline.streams import ints
 from robokit.timeline.video import CodedVideo
 
 JOINT_FIELDS = ("position", "velocity", "effort")
@@ -33,7 +34,7 @@ def joint_messages(enc: Encoder, timestamps: np.ndarray, names: Sequence[str], f
     """JointStates messages, one per timestamp, with the given fields (position / velocity / effort)."""
 
     def messages() -> Iterator[tuple[int, bytes]]:
-        for i, t in enumerate(timestamps.tolist()):
+        for i, t in enumerate(ints(timestamps)):
             rows = [fields[f][i] if f in fields else None for f in JOINT_FIELDS]
             yield t, enc.joint_states(t, names, rows[0], rows[1], rows[2])
 
@@ -126,7 +127,7 @@ def image_topics(cameras: Mapping[str, ImageStream], enc: Encoder, names: TopicN
 
 def _image_messages(enc: Encoder, s: ImageStream, frame_id: str, prefer: str, pool: Executor) -> Messages:
     def messages() -> Iterator[tuple[int, bytes]]:
-        for t, (fmt, data) in zip(s.timestamps.tolist(), payloads(s, prefer, pool), strict=True):
+        for t, (fmt, data) in zip(ints(s.timestamps), payloads(s, prefer, pool), strict=True):
             if isinstance(data, np.ndarray):
                 yield t, enc.raw_image(t, frame_id, data, s.encoding)
             else:
@@ -140,7 +141,7 @@ def _video_messages(enc: Encoder, s: ImageStream, frame_id: str, video: CodedVid
     fmt = FOXGLOVE_FORMATS[video.codec]
 
     def messages() -> Iterator[tuple[int, bytes]]:
-        for t, packet in zip(s.timestamps.tolist(), video.packets(s.positions.tolist()), strict=True):
+        for t, packet in zip(ints(s.timestamps), video.packets(s.positions.tolist()), strict=True):
             yield t, enc.compressed_video(t, frame_id, fmt, packet.data)
 
     return messages
@@ -148,7 +149,7 @@ def _video_messages(enc: Encoder, s: ImageStream, frame_id: str, video: CodedVid
 
 def _calibration_messages(enc: Encoder, timestamps: np.ndarray, frame_id: str, camera: CameraInfo) -> Messages:
     def messages() -> Iterator[tuple[int, bytes]]:
-        for t in timestamps.tolist():
+        for t in ints(timestamps):
             yield t, enc.calibration(t, frame_id, camera)
 
     return messages
@@ -167,7 +168,7 @@ def event_topics(events: Mapping[str, EventStream], enc: Encoder, names: TopicNa
             notes.append(("warning", f"{name}: {shared} event(s) share a timestamp with another"))
 
         def messages(s: EventStream = s, name: str = name) -> Iterator[tuple[int, bytes]]:
-            for t, value in zip(s.timestamps.tolist(), s.values, strict=True):
+            for t, value in zip(ints(s.timestamps), s.values, strict=True):
                 yield t, enc.text(t, name, value)
 
         topics.append(Topic(topic, "text", len(s), messages, carries({event_channel(topic): name})))

@@ -17,14 +17,16 @@ import importlib
 import itertools
 import struct
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import IO, NamedTuple
 
+import numpy as np
 import zstandard
 from mcap.records import ChunkIndex
 
 from robokit.ros import heads
 from robokit.ros.heads import Head
+from robokit.timeline.streams import ints
 
 _RECORD = struct.Struct("<BQ")  # opcode, record length
 _CHUNK = struct.Struct("<QQQII")  # start and end time, uncompressed size and CRC, compression name length
@@ -191,26 +193,58 @@ def messages_in(records: bytes | memoryview, wanted: Callable[[int], bool]) -> I
             yield RawMessage(channel, sequence, log_time, publish_time, view[start + _MESSAGE.size: at].tobytes())
 
 
+class ChunkTable:
+    """A summary's chunk index in arrays: mcap's ChunkIndex objects take about 1 KiB each, and an hour's
+    recording has tens of thousands of chunks, held for as long as the file is read."""
+
+    def __init__(self, indexes: Sequence[ChunkIndex]) -> None:
+        sets: dict[frozenset[int], int] = {}
+        self._holds = np.fromiter((sets.setdefault(frozenset(i.message_index_offsets), len(sets)) for i in indexes),
+                                  np.int64, len(indexes))
+        self._channels = tuple(sets)  # the distinct sets of channels the chunks hold, by first appearance
+        self._starts = np.fromiter((i.message_start_time for i in indexes), np.uint64, len(indexes))
+        self._ends = np.fromiter((i.message_end_time for i in indexes), np.uint64, len(indexes))
+        self._offsets = np.fromiter((i.chunk_start_offset for i in indexes), np.uint64, len(indexes))
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    def reaching(self, channels: Collection[int] | None, start: int | None) -> Iterator[tuple[int, int]]:
+        """(start time, offset) of the chunks that may hold one of `channels` (None: any; a chunk without message
+        indexes may hold anything) and end at or after log time `start`, in (start time, offset) order."""
+        keep = np.ones(len(self), bool) if start is None else self._ends >= np.uint64(start)
+        if channels is not None and len(self):
+            holds = np.array([not held or any(c in channels for c in held) for held in self._channels])
+            keep &= holds[self._holds]
+        starts, offsets = self._starts[keep], self._offsets[keep]
+        order = np.lexsort((offsets, starts))
+        return zip(ints(starts[order]), ints(offsets[order]), strict=True)
+
+
 class LogTimeQueue:
     """Chunks and messages in log-time order, ties by chunk offset then record position (as mcap orders them).
 
-    Entries are plain tuples (log time, chunk offset, position, insertion count, payload): a chunk enters at
-    its start time with position -1 and is opened when it reaches the front."""
+    Chunks come in (start time, offset) order and are taken when they sort before every queued message (a
+    chunk before a message at its own start time, as position -1), so only messages of opened chunks wait in
+    the heap. Messages are plain tuples (log time, chunk offset, position, insertion count, message): a damaged
+    index naming one chunk twice queues its messages twice, still in order."""
 
-    def __init__(self) -> None:
-        self._heap: list[tuple[int, int, int, int, object]] = []
+    def __init__(self, chunks: Iterator[tuple[int, int]]) -> None:
+        self._heap: list[tuple[int, int, int, int, RawMessage]] = []
         self._count = itertools.count()
+        self._chunks = chunks
+        self._next = next(chunks, None)
 
     def __bool__(self) -> bool:
-        return bool(self._heap)
-
-    def push_chunk(self, index: ChunkIndex) -> None:
-        heapq.heappush(self._heap, (index.message_start_time, index.chunk_start_offset, -1, next(self._count), index))
+        return bool(self._heap) or self._next is not None
 
     def push_message(self, message: RawMessage, offset: int, position: int) -> None:
         heapq.heappush(self._heap, (message.log_time, offset, position, next(self._count), message))
 
-    def pop(self) -> ChunkIndex | RawMessage:
-        item = heapq.heappop(self._heap)[4]
-        assert isinstance(item, ChunkIndex | RawMessage)
-        return item
+    def pop(self) -> int | RawMessage:
+        """The next message, or the offset of the next chunk to open."""
+        chunk = self._next
+        if chunk is not None and (not self._heap or (chunk[0], chunk[1], -1) < self._heap[0][:3]):
+            self._next = next(self._chunks, None)
+            return chunk[1]
+        return heapq.heappop(self._heap)[4]

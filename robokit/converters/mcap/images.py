@@ -16,6 +16,7 @@ import numpy as np
 from robokit.errors import ConversionError
 from robokit.timeline import Frame, ImageStream
 from robokit.timeline.images import ENCODED_FORMATS, encode_image
+from robokit.timeline.streams import ints
 
 AHEAD = 4
 JPEG_QUALITY = 90
@@ -48,7 +49,7 @@ def payloads(stream: ImageStream, prefer: str, pool: Executor) -> Iterator[Paylo
     raw = is_raw(stream)
     pending: deque[Future[Payload]] = deque()
     last: tuple[int, Future[Payload]] | None = None
-    for position, frame in zip(stream.positions.tolist(), stream.frames(), strict=True):
+    for position, frame in zip(ints(stream.positions), stream.frames(), strict=True):
         if last is None or last[0] != position:
             last = (position, pool.submit(payload, frame, prefer, raw, stream.name))
         pending.append(last[1])

@@ -10,14 +10,14 @@ import zlib
 from collections.abc import Callable, Collection, Generator, Sequence
 from functools import partial
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
-from mcap.reader import McapReader, make_reader
+from mcap.reader import make_reader
 from mcap.records import Channel, Chunk, DataEnd, Message, Schema
 from mcap.stream_reader import StreamReader, breakup_chunk
 from mcap.summary import Summary
 
-from robokit.converters.mcap.chunks import ChunkError, LogTimeQueue, RawMessage, chunk_messages
+from robokit.converters.mcap.chunks import ChunkError, ChunkTable, LogTimeQueue, RawMessage, chunk_messages
 from robokit.digest import source_digest
 from robokit.errors import SourceError
 from robokit.ros.bagdir import BagDir, Decompress, check_bag_counts, read_bag_dir
@@ -113,30 +113,39 @@ def _summary_crc_mismatch(f: IO[bytes]) -> str:
     return "" if crc == expected else f"summary section fails its CRC ({crc:#010x}, footer says {expected:#010x})"
 
 
-def indexed_reader(f: IO[bytes], verify: bool = True) -> tuple[McapReader | None, Summary | None, str]:
-    """A reader and summary when the file can be read through its index, else why a linear scan is needed.
+class Index(NamedTuple):
+    """A file's summary (its chunk indexes emptied) and those chunk indexes as a compact table."""
+
+    summary: Summary
+    chunks: ChunkTable
+
+
+def indexed_reader(f: IO[bytes], verify: bool = True) -> tuple[Index | None, str]:
+    """The file's summary and chunk table when it can be read through them, else why a linear scan is needed.
 
     With `verify`, a summary that fails its CRC is not trusted (the chunks carry their own copies)."""
     f.seek(0, 2)
     if f.tell() < 2 * len(MCAP_MAGIC):
-        return None, None, "file too short for an MCAP footer"
+        return None, "file too short for an MCAP footer"
     f.seek(-len(MCAP_MAGIC), 2)
     if f.read(len(MCAP_MAGIC)) != MCAP_MAGIC:
-        return None, None, "no footer (unfinished or truncated recording)"
+        return None, "no footer (unfinished or truncated recording)"
     if verify and (why := _summary_crc_mismatch(f)):
-        return None, None, why
+        return None, why
     f.seek(0)
     try:
         reader = make_reader(f)
         summary = reader.get_summary()
     except Exception as err:  # a damaged footer or summary: the data section may still be fine
-        return None, None, f"unreadable summary ({type(err).__name__}: {err})"
+        return None, f"unreadable summary ({type(err).__name__}: {err})"
     if summary is None:
-        return None, None, "no summary section"
+        return None, "no summary section"
     stats = summary.statistics
     if not summary.chunk_indexes and (stats is None or stats.message_count > 0):
-        return None, None, "no chunk index"
-    return reader, summary, ""
+        return None, "no chunk index"
+    chunks = ChunkTable(summary.chunk_indexes)
+    summary.chunk_indexes = []
+    return Index(summary, chunks), ""
 
 
 Damaged = Callable[[str], None]  # told about each damaged chunk skipped, by offset and reason
@@ -195,7 +204,7 @@ def linear_records(
 
 def indexed_messages(
     f: IO[bytes],
-    summary: Summary,
+    index: Index,
     topics: Collection[str] | None,
     start: int | None = None,
     verify: bool = True,
@@ -206,22 +215,17 @@ def indexed_messages(
 
     Chunks are read as the order reaches them; a damaged one (CRC mismatch when `verify`, bad compression or
     records) is skipped and told to `damaged`, the other chunks still read. `head`: see `chunk_messages`."""
-    queue = LogTimeQueue()
+    summary = index.summary
     channels = summary.channels
     wanted = {c for c, ch in channels.items() if topics is None or ch.topic in topics}
-    for index in summary.chunk_indexes:
-        if start is not None and index.message_end_time < start:
-            continue
-        ids = index.message_index_offsets
-        if topics is None or not ids or any(c in wanted for c in ids):
-            queue.push_chunk(index)
+    queue = LogTimeQueue(index.chunks.reaching(None if topics is None else wanted, start))
     while queue:
         item = queue.pop()
         if isinstance(item, RawMessage):
             channel = channels[item.channel_id]
             yield summary.schemas.get(channel.schema_id), channel, item
             continue
-        offset = item.chunk_start_offset
+        offset = item
         try:
             found = chunk_messages(f, offset, verify, wanted.__contains__, head)
         except (ChunkError, OSError) as err:
@@ -274,12 +278,13 @@ def _index_file(path: Path, col: Collector, decoders: _Decoders, verify: bool, c
         col.lose("", f"{path.name}: {what}")
 
     with path.open("rb") as f:
-        reader, summary, why = indexed_reader(f, verify)
-        if reader is None or summary is None:
+        index, why = indexed_reader(f, verify)
+        if index is None:
             col.warnings.append(f"{path.name}: {why}; read by a linear scan")
             for _, channel, message in linear_records(f, declare, lost, verify):
                 feed(channel, message)
             return
+        summary = index.summary
         for channel in summary.channels.values():
             declare(summary.schemas.get(channel.schema_id), channel)
         stats = summary.statistics
@@ -294,7 +299,7 @@ def _index_file(path: Path, col: Collector, decoders: _Decoders, verify: bool, c
                 return
         before = col.counts()
         try:  # log-time order reads chunks as it goes; insert order would queue every chunk up front
-            for _, channel, message in indexed_messages(f, summary, topics, None, verify, lost, head):
+            for _, channel, message in indexed_messages(f, index, topics, None, verify, lost, head):
                 feed(channel, message)
         except Exception as err:  # damaged data outside a chunk: keep the messages before it
             col.stopped(path.name, err)
@@ -319,22 +324,22 @@ def scan_topic(files: Sequence[Path], verify: bool, topic: str, start: int | Non
     """The topic's messages in index-pass order (damaged chunks skipped alike), from log time `start` on."""
     for path in files:
         with path.open("rb") as f:
-            summary = _summary(f, verify)
-            if summary is not None:
-                yield from indexed_messages(f, summary, [topic], start, verify)
+            index = _index(f, verify)
+            if index is not None:
+                yield from indexed_messages(f, index, [topic], start, verify)
                 continue
             for item in linear_records(f, verify=verify):
                 if item[1].topic == topic and (start is None or item[2].log_time >= start):
                     yield item
 
 
-def _summary(f: IO[bytes], verify: bool) -> Summary | None:
-    """The open file's summary (None: read it linearly), parsed once for all the scans that re-read the file: an
+def _index(f: IO[bytes], verify: bool) -> Index | None:
+    """The open file's index (None: read it linearly), parsed once for all the scans that re-read the file: an
     hour's summary takes a second to parse."""
-    return _SUMMARIES.get(f, lambda: indexed_reader(f, verify)[1], verify)
+    return _INDEXES.get(f, lambda: indexed_reader(f, verify)[0], verify)
 
 
-_SUMMARIES: PerFile[Summary | None] = PerFile(kept=8)
+_INDEXES: PerFile[Index | None] = PerFile(kept=8)
 
 
 def _message(decoders: _Decoders, item: Item) -> Any:
@@ -386,9 +391,10 @@ def _first_time(path: Path) -> int:
     """The log time of a file's first message (statistics when indexed, else a linear read); 0 when unknown."""
     try:
         with path.open("rb") as f:
-            _, summary, _ = indexed_reader(f)
-            if summary is not None and summary.statistics is not None and summary.statistics.message_count:
-                return int(summary.statistics.message_start_time)
+            index, _ = indexed_reader(f)
+            stats = index.summary.statistics if index is not None else None
+            if stats is not None and stats.message_count:
+                return int(stats.message_start_time)
             f.seek(0)
             for _, _, message in linear_records(f):
                 return int(message.log_time)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -166,7 +166,7 @@ class RecordFrames:
         self._record = record
         self._key = key
 
-    def iter_frames(self, positions: Sequence[int]) -> Iterator[Frame]:
+    def iter_frames(self, positions: Iterable[int]) -> Iterator[Frame]:
         images = as_sequence(decode_example(self._record.payload(), {self._key}).get(self._key, []))
         for p in positions:
             yield encoded_frame(images[int(p)])

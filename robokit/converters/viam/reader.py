@@ -16,7 +16,7 @@ import json
 import math
 import zipfile
 from collections import defaultdict
-from collections.abc import Generator, Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -82,7 +82,7 @@ class ImageFiles:
     def __len__(self) -> int:
         return len(self._files)
 
-    def iter_frames(self, positions: Sequence[int]) -> Generator[Frame, None, None]:
+    def iter_frames(self, positions: Iterable[int]) -> Generator[Frame, None, None]:
         archive: zipfile.ZipFile | None = None
         try:
             for p in positions:

@@ -31,6 +31,7 @@ from robokit.errors import ConversionError, OptionError
 from robokit.timeline import Episode, EventStream, ImageStream
 from robokit.timeline.depth import millimetre_stream
 from robokit.timeline.detections import Box, decode_boxes, is_detection_channel
+from robokit.timeline.streams import ints
 
 
 def dataset_id(value: object) -> str:
@@ -144,7 +145,7 @@ def image_records(episode: Episode, options: WriterOptions, warnings: list[str],
         component = slug(camera_key(cam.channel))
         boxes = _boxes_by_frame(cam, detections.get(cam.channel), warnings, episode.id)
         data: Iterator[bytes | None] = encoded_frames(cam.channel, cam.stream, spec) if with_data else repeat(None)
-        for i, (ts, encoded) in enumerate(zip(cam.stream.timestamps.tolist(), data, strict=False)):
+        for i, (ts, encoded) in enumerate(zip(ints(cam.stream.timestamps), data, strict=False)):
             yield ImageRecord(component, i, ts, "." + spec.extension, boxes.get(i), encoded)
 
 

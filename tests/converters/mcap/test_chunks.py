@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 from mcap.reader import make_reader
+from mcap.records import ChunkIndex
 from mcap.writer import CompressionType, Writer
 
-from robokit.converters.mcap.chunks import ChunkError, chunk_records, read_chunk
-from robokit.converters.mcap.reader import indexed_messages
+from robokit.converters.mcap.chunks import ChunkError, ChunkTable, chunk_records, read_chunk
+from robokit.converters.mcap.reader import indexed_messages, indexed_reader
 
 
 def _mcap(compression: CompressionType) -> bytes:
@@ -37,11 +38,13 @@ def test_same_messages_in_the_same_order_as_mcap(compression: CompressionType) -
     summary = reader.get_summary()
     assert summary is not None and len(summary.chunk_indexes) > 10
     expected = [(c.topic, m.log_time, m.sequence, m.data) for _, c, m in reader.iter_messages(log_time_order=True)]
-    got = [(c.topic, m.log_time, m.sequence, m.data) for _, c, m in indexed_messages(f, summary, None)]
+    index, why = indexed_reader(f)
+    assert index is not None and len(index.chunks) == len(summary.chunk_indexes) and not why
+    got = [(c.topic, m.log_time, m.sequence, m.data) for _, c, m in indexed_messages(f, index, None)]
     assert got == expected
     some = [e for e in expected if e[0] != "/t1" and e[1] >= 20]
     assert [(c.topic, m.log_time, m.sequence, m.data)
-            for _, c, m in indexed_messages(f, summary, ["/t0", "/t2"], start=20)] == some
+            for _, c, m in indexed_messages(f, index, ["/t0", "/t2"], start=20)] == some
 
 
 def test_damaged_chunks_are_errors() -> None:
@@ -64,3 +67,17 @@ def test_a_chunk_length_past_the_end_is_refused_before_reading(tmp_path: Path) -
     path.write_bytes(b"\x06" + struct.pack("<Q", 1 << 40) + b"x" * 10)
     with path.open("rb") as f, pytest.raises(ChunkError, match="runs past the file's end"):
         read_chunk(f, 0, verify=True)
+
+
+def test_chunk_table_selects_by_channel_and_end_time_in_start_order() -> None:
+    def chunk(start: int, end: int, offset: int, channels: dict[int, int]) -> ChunkIndex:
+        return ChunkIndex(message_start_time=start, message_end_time=end, chunk_start_offset=offset, chunk_length=1,
+                          message_index_offsets=channels, message_index_length=0, compression="",
+                          compressed_size=1, uncompressed_size=1)
+
+    table = ChunkTable([chunk(5, 9, 300, {1: 0}), chunk(0, 4, 100, {2: 0}), chunk(5, 6, 200, {1: 0, 2: 0}),
+                        chunk(7, 8, 400, {}), chunk(1 << 63, (1 << 64) - 1, 500, {3: 0})])
+    assert list(table.reaching(None, None)) == [(0, 100), (5, 200), (5, 300), (7, 400), (1 << 63, 500)]
+    assert list(table.reaching({1}, 6)) == [(5, 200), (5, 300), (7, 400)]  # no message index: may hold any
+    assert list(table.reaching({2}, None)) == [(0, 100), (5, 200), (7, 400)]
+    assert list(ChunkTable([]).reaching({1}, 0)) == []
