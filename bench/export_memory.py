@@ -8,7 +8,7 @@ descendants (workers, forkserver) summed; the peak of that sum is what a machine
 after the first quarter of the run (steady) shows whether memory follows the episode's length. Encoded
 payloads are spilled to files past a bound, so neither grows with the episode.
 Run by hand: `.venv/bin/python bench/export_memory.py [--seconds 15 120 300] [--formats lerobot rlds webdataset mcap]`.
-Measured on a shared 2-core machine, peak / steady: 281 / 280, 301 / 291 and 334 / 323 MiB for 15, 120 and
+Measured on a shared 2-core machine, peak / steady: 266 / 126, 288 / 136 and 292 / 154 MiB for 15, 120 and
 600 s (0.4, 3.4, 16.8 GB bags).
 """
 
