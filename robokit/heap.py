@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import ctypes
 import os
-from collections.abc import Callable
 
 ARENAS = 2  # malloc arenas per robokit process (export_memory, 15 s → 120 s: +64 MiB with glibc's 16, +15 with 2)
 SLACK = 16 << 20  # freed bytes malloc may keep resident before `release` trims (each trim costs page faults later)
 _M_ARENA_MAX = -8  # mallopt parameter number (malloc.h)
 _LIBC = ctypes.CDLL(None) if os.name == "posix" else None
 _PAGE = os.sysconf("SC_PAGE_SIZE") if os.path.exists("/proc/self/statm") else None  # Linux: resident size
+_after_trim: int | None = None  # `_unused_resident()` right after the last trim (None: not measured since)
 
 
 class _MallInfo2(ctypes.Structure):
@@ -39,36 +39,33 @@ def limit_arenas() -> None:
 def trim() -> None:
     """Give what the episode's encoders freed back to the system (glibc keeps it in its arenas otherwise, and
     resident memory creeps up episode after episode)."""
+    global _after_trim
     malloc_trim = getattr(_LIBC, "malloc_trim", None)
     if malloc_trim is not None:
         malloc_trim(0)
-        _Slack.after_trim = None  # measured again at the next `release`
+        _after_trim = None  # measured again at the next `release`
 
 
-class _Slack:
-    """Resident bytes outside malloc's use (libraries, Python's own arenas, malloc's free pages) right after the
-    last trim: what grows past it is mostly freed memory malloc kept, so a trim is paid for only when it returns
-    about `SLACK`."""
-
-    after_trim: int | None = None
-
-
-def _outside_use(mallinfo2: Callable[[], _MallInfo2], page: int) -> int:
-    """Resident bytes not in a live malloc allocation."""
+def _unused_resident() -> int | None:
+    """Resident bytes not in a live malloc allocation: libraries, Python's own arenas, and the freed pages malloc
+    kept (None without glibc's mallinfo2 or /proc)."""
+    if _mallinfo2 is None or _PAGE is None:
+        return None
     with open("/proc/self/statm", "rb") as statm:
-        resident = int(statm.read().split()[1]) * page
-    info = mallinfo2()
+        resident = int(statm.read().split()[1]) * _PAGE
+    info = _mallinfo2()
     return resident - int(info.uordblks) - int(info.hblkhd)
 
 
 def release() -> None:
     """Trim once malloc keeps about `SLACK` more freed bytes resident than after the last trim; called after each
     encoded segment, so a long episode's memory stays at a segment's, at a trim every few segments at most."""
-    if _mallinfo2 is None or _PAGE is None:
+    global _after_trim
+    unused = _unused_resident()
+    if unused is None:
         return
-    outside = _outside_use(_mallinfo2, _PAGE)
-    if _Slack.after_trim is None:
-        _Slack.after_trim = outside
-    elif outside - _Slack.after_trim > SLACK:
+    if _after_trim is None:
+        _after_trim = unused
+    elif unused - _after_trim > SLACK:
         trim()
-        _Slack.after_trim = _outside_use(_mallinfo2, _PAGE)
+        _after_trim = _unused_resident()
