@@ -5,11 +5,13 @@ ROS 2 bag like `robokit sample`'s (raw rgb8 front camera at 30 Hz with its camer
 at 15 Hz, joints at 100 Hz, a task), then runs `robokit convert <bag> --to <formats> --no-cache`
 in a child process and samples, every 20 ms with psutil, the resident memory of the child and all its
 descendants (workers, forkserver) summed; the peak of that sum is what a machine must have, and its median
-after the first quarter of the run (steady) shows whether memory follows the episode's length. Encoded
-payloads are spilled to files past a bound, so neither grows with the episode.
-Run by hand: `.venv/bin/python bench/export_memory.py [--seconds 15 120 300] [--formats lerobot rlds webdataset mcap]`.
-Measured on a shared 2-core machine, peak / steady: 266 / 126, 288 / 136 and 292 / 154 MiB for 15, 120 and
-600 s (0.4, 3.4, 16.8 GB bags).
+after the first quarter of the run (steady) shows whether memory follows the episode's length. The peak varies
+from run to run, so each length is converted `--runs` times (in rounds) and the median and range reported.
+Encoded payloads are spilled to files past a bound, so neither grows with the episode; what may still grow is
+the timeline model's arrays (numeric streams at their recorded rate, timestamps), reported as `arrays MiB`.
+Run by hand: `.venv/bin/python bench/export_memory.py [--seconds 15 120 600] [--runs 3] [--formats ...]`.
+Measured on a shared 2-core machine, 3 runs each, peak (range) / steady / arrays: 260 (258-265) / 125 / 0.3,
+270 (270-273) / 134 / 2.3 and 287 (281-296) / 150 / 11.4 MiB for 15, 120 and 600 s (0.4, 3.4, 16.8 GB bags).
 """
 
 from __future__ import annotations
@@ -76,6 +78,16 @@ def convert(bag: Path, out: Path, formats: list[str], extra: list[str]) -> tuple
     return max(samples) / MIB, steady / MIB, time.perf_counter() - start
 
 
+def held_arrays(bag: Path) -> float:
+    """MiB of arrays the timeline model keeps for the episode whole (numeric values, every stream's timestamps and
+    frame positions): what the peak may still grow by with the episode's length, by design."""
+    import robokit
+
+    (episode,) = robokit.open([bag])
+    return sum(value.nbytes for stream in episode.streams.values() for value in vars(stream).values()
+               if isinstance(value, np.ndarray)) / MIB
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, nargs="+", default=[15.0, 120.0], help="episode lengths")
@@ -83,26 +95,37 @@ def main() -> None:
     parser.add_argument("--size", default="640x480", help="camera image size")
     parser.add_argument("--out", type=Path, default=Path("/tmp/robokit-bench/export-memory"),
                         help="where the sample bags are kept between runs")
+    parser.add_argument("--runs", type=int, default=3,
+                        help="conversions per length, in rounds over the lengths (the peak varies from run to run)")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes, seconds: proves the script still runs")
     args = parser.parse_args()
     compile_robokit()
     extra = ["--fps", "30"]
     if args.smoke:
-        args.seconds, args.size, args.out = [0.5, 1.0], "64x48", Path(tempfile.mkdtemp(prefix="export-memory-"))
+        args.seconds, args.size, args.runs = [0.5, 1.0], "64x48", 1
+        args.out = Path(tempfile.mkdtemp(prefix="export-memory-"))
         extra += ["--crf", "50"]
     width, height = (int(v) for v in args.size.split("x"))
     try:
-        print(f"{'episode':>8} {'bag MB':>8} {'peak MiB (all processes)':>26} {'steady MiB':>11} {'wall s':>7}   "
-              f"formats: {' '.join(args.formats)}")
+        bags = {}
         for seconds in args.seconds:
-            bag = args.out / f"sample_{seconds:g}s_{width}x{height}"
-            if not bag.exists():
-                bag.parent.mkdir(parents=True, exist_ok=True)
-                write_bag(bag, seconds, width, height)
+            bags[seconds] = args.out / f"sample_{seconds:g}s_{width}x{height}"
+            if not bags[seconds].exists():
+                bags[seconds].parent.mkdir(parents=True, exist_ok=True)
+                write_bag(bags[seconds], seconds, width, height)
+        runs: dict[float, list[tuple[float, float, float]]] = {seconds: [] for seconds in args.seconds}
+        for _ in range(args.runs):  # rounds, so that a drift of the machine reaches every length alike
+            for seconds, bag in bags.items():
+                with tempfile.TemporaryDirectory(prefix="export-memory-out-", dir=args.out) as out:
+                    runs[seconds].append(convert(bag, Path(out), args.formats, extra))
+        print(f"{'episode':>8} {'bag MB':>8} {'peak MiB, all processes (range)':>32} {'steady MiB':>11} {'wall s':>7} "
+              f"{'arrays MiB':>10}   median of {args.runs} run(s); formats: {' '.join(args.formats)}")
+        for seconds, bag in bags.items():
             size = sum(f.stat().st_size for f in bag.iterdir()) / 1e6
-            with tempfile.TemporaryDirectory(prefix="export-memory-out-", dir=args.out) as out:
-                peak, steady, wall = convert(bag, Path(out), args.formats, extra)
-            print(f"{seconds:7g}s {size:8.0f} {peak:26.0f} {steady:11.0f} {wall:7.1f}")
+            peak, steady, wall = np.array(runs[seconds]).T
+            spread = f"{np.median(peak):.0f} ({peak.min():.0f}-{peak.max():.0f})"
+            print(f"{seconds:7g}s {size:8.0f} {spread:>32} {np.median(steady):11.0f} {np.median(wall):7.1f} "
+                  f"{held_arrays(bag):10.1f}")
     finally:
         if args.smoke:
             shutil.rmtree(args.out, ignore_errors=True)

@@ -33,10 +33,11 @@ blocks = [libc.malloc(64 << 10) for _ in range(1024)]
 for b in blocks:
     ctypes.memset(b, 1, 64 << 10)
 pin = libc.malloc(64 << 10)  # above them: the heap's top cannot be trimmed
-for b in blocks[:100]:  # 6 MiB: below the slack
+few = heap.SLACK // 2 // (64 << 10)  # half the slack
+for b in blocks[:few]:
     libc.free(b)
 before = resident(); heap.release(); small = before - resident()
-for b in blocks[100:]:
+for b in blocks[few:]:
     libc.free(b)
 before = resident(); heap.release(); large = before - resident()
 print(small >> 20, large >> 20)
