@@ -4,20 +4,29 @@ Recorded JPEG/PNG bytes pass through untouched when the chosen format matches. W
 from a lossy source (a video such as LeRobot's MP4s) become JPEG: PNG would only store the codec's artefacts
 losslessly, many times larger; raw (lossless) frames become PNG. Every frame's shape is
 checked against the camera's first frame (from the image header, without decoding), so a stream whose
-size changes fails with a clear message instead of producing a dataset its consumers reject.
+size changes fails with a clear message instead of producing a dataset its consumers reject. Frames are read in
+order and encoded a few ahead in threads (Pillow releases the GIL while it encodes), as MCAP's are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import os
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 from robokit.converters.prepare import PreparedEpisode
 from robokit.converters.registry import ExtraOption
 from robokit.errors import ConversionError
 from robokit.timeline import Frame, ImageStream
+from robokit.timeline.streams import ints
 from robokit.timeline.video import DECODERS
 
+T = TypeVar("T")
+IMAGE_THREADS = min(4, os.cpu_count() or 1)  # threads encoding one stream's frames
+AHEAD = 4  # frames submitted ahead of the one being written: every thread busy, a few frames in memory
 IMAGE_FORMATS = ("auto", "jpeg", "png")
 IMAGE_FORMAT = ExtraOption("image_format", str, "auto", "Image encoding: auto keeps recorded JPEG/PNG, frames "
                            "decoded from video (lossy) become JPEG, raw frames PNG.", IMAGE_FORMATS)
@@ -104,9 +113,25 @@ def camera_specs(p: PreparedEpisode, requested: str) -> dict[str, tuple[str, Ima
     return specs
 
 
+def in_order(stream: ImageStream, encode: Callable[[int, Frame], T], pool: Executor) -> Iterator[T]:
+    """`encode(index, frame)` of each frame of `stream`, in order, run in `pool` up to `AHEAD` frames ahead; a
+    frame repeated by resampling (the same position again) is encoded once."""
+    pending: deque[Future[T]] = deque()
+    last: tuple[int, Future[T]] | None = None
+    for index, (position, frame) in enumerate(zip(ints(stream.positions), stream.frames(), strict=True)):
+        if last is None or last[0] != position:
+            last = (position, pool.submit(encode, index, frame))
+        pending.append(last[1])
+        if len(pending) > AHEAD:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
+
+
 def encoded_frames(name: str, stream: ImageStream, spec: ImageSpec, quality: int = 95) -> Iterator[bytes]:
     """Each frame of `stream` as bytes in `spec.format`; ConversionError when a frame's shape differs."""
-    for index, frame in enumerate(stream.frames()):
+
+    def encode(index: int, frame: Frame) -> bytes:
         layout = frame_layout(frame)
         if layout != (spec.height, spec.width, spec.channels, spec.dtype):
             h, w, c, dtype = layout
@@ -114,9 +139,11 @@ def encoded_frames(name: str, stream: ImageStream, spec: ImageSpec, quality: int
                 f"camera {name}: frame {index} is {w}x{h}x{c} {dtype}, its first frame in this dataset was "
                 f"{spec.width}x{spec.height}x{spec.channels} {spec.dtype}; pass image_size to resize every frame")
         if frame.data is not None and frame.format == spec.format:
-            yield frame.data
-        else:
-            yield frame.encoded(spec.format, quality)
+            return frame.data
+        return frame.encoded(spec.format, quality)
+
+    with ThreadPoolExecutor(max_workers=IMAGE_THREADS, thread_name_prefix="robokit-images") as pool:
+        yield from in_order(stream, encode, pool)
 
 
 def first_frame(stream: ImageStream) -> Frame:

@@ -58,3 +58,37 @@ def test_lerobot_to_rlds_and_webdataset_stores_jpeg(from_video: Path, tmp_path: 
     with tarfile.open(shard) as tar:
         names = tar.getnames()
     assert any(n.endswith(".jpg") for n in names) and not any(n.endswith(".png") for n in names)
+
+
+def test_frames_are_encoded_in_threads_in_order_a_repeated_frame_once() -> None:
+    """`in_order` keeps the stream's order while threads encode ahead; a frame repeated by resampling (the same
+    position again) is encoded once; an encoding error reaches the caller at its frame."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from robokit.converters.images import in_order
+    from robokit.timeline.images import ArrayFrameSource
+
+    pixels = np.arange(6, dtype=np.uint8).reshape(6, 1, 1, 1).repeat(3, axis=3)
+    positions = [0, 1, 1, 1, 2, 3, 4, 5, 5, 0]
+    stream = ImageStream("cam/rgb", np.arange(len(positions), dtype=np.int64), source=ArrayFrameSource(pixels),
+                         positions=np.array(positions))
+    calls: list[int] = []
+
+    def encode(index: int, frame: robokit.timeline.Frame) -> int:
+        calls.append(index)
+        return int(frame.array()[0, 0, 0])
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        assert list(in_order(stream, encode, pool)) == positions
+    assert sorted(calls) == [0, 1, 4, 5, 6, 7, 9]
+
+    def failing(index: int, frame: robokit.timeline.Frame) -> int:
+        if index == 5:
+            raise ValueError("frame 5")
+        return index
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        out = in_order(stream, failing, pool)
+        assert [next(out) for _ in range(5)] == [0, 1, 1, 1, 4]
+        with pytest.raises(ValueError, match="frame 5"):
+            next(out)

@@ -1,24 +1,18 @@
-"""Camera frames as MCAP payloads: JPEG/PNG bytes passed through, raw frames encoded once in worker threads.
-
-Frames are read in order on the calling thread and encoded a few ahead in a thread pool (Pillow releases
-the GIL), so memory holds at most `AHEAD` frames per camera. A frame repeated by nearest-neighbour
-resampling is encoded once.
-"""
+"""Camera frames as MCAP payloads: JPEG/PNG bytes passed through, raw frames encoded once in worker threads
+(`converters.images.in_order`: a few frames ahead, a frame repeated by resampling encoded once)."""
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor
 
 import numpy as np
 
+from robokit.converters.images import in_order
 from robokit.errors import ConversionError
 from robokit.timeline import Frame, ImageStream
 from robokit.timeline.images import ENCODED_FORMATS, encode_image
-from robokit.timeline.streams import ints
 
-AHEAD = 4
 JPEG_QUALITY = 90
 RAW_ENCODINGS = ("32FC1", "16UC1")  # depth: written as raw images (foxglove.RawImage / sensor_msgs Image)
 Payload = tuple[str, bytes | np.ndarray]  # (jpeg | png | raw, bytes or pixels)
@@ -45,15 +39,6 @@ def payload(frame: Frame, prefer: str, raw: bool, camera: str) -> Payload:
 
 
 def payloads(stream: ImageStream, prefer: str, pool: Executor) -> Iterator[Payload]:
-    """The stream's frames in order as payloads, encoded up to AHEAD frames ahead."""
+    """The stream's frames in order as payloads, encoded a few frames ahead in `pool`."""
     raw = is_raw(stream)
-    pending: deque[Future[Payload]] = deque()
-    last: tuple[int, Future[Payload]] | None = None
-    for position, frame in zip(ints(stream.positions), stream.frames(), strict=True):
-        if last is None or last[0] != position:
-            last = (position, pool.submit(payload, frame, prefer, raw, stream.name))
-        pending.append(last[1])
-        if len(pending) > AHEAD:
-            yield pending.popleft().result()
-    while pending:
-        yield pending.popleft().result()
+    return in_order(stream, lambda _, frame: payload(frame, prefer, raw, stream.name), pool)

@@ -8,7 +8,6 @@ reason, and the folder appears only when complete.
 from __future__ import annotations
 
 import heapq
-import os
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import BinaryIO
 from mcap.writer import CompressionType, Writer
 
 from robokit.converters.episodes import file_name
+from robokit.converters.images import IMAGE_THREADS
 from robokit.converters.mcap.encoders import ENCODINGS, encoder_for
 from robokit.converters.mcap.encoding import Encoder
 from robokit.converters.mcap.plan import align, episode_record, robot_description
@@ -126,7 +126,7 @@ class McapConverter:
         """The episode's whole MCAP file (written to a spill file as it is made), and its warning notes."""
         ep, s = ctx.episode, plan.settings
         enc = encoder_for(s.encoding)
-        with ThreadPoolExecutor(max_workers=min(4, os.cpu_count() or 1)) as pool, ctx.spilling() as spill:
+        with ThreadPoolExecutor(max_workers=IMAGE_THREADS) as pool, ctx.spilling() as spill:
             aligned, frames, notes = align(ep, plan.options)
             p = topic_plan(ep, aligned, plan.options, s.image_format, enc, pool, notes)
             record = episode_record(ep, p, plan.options, s.encoding)
