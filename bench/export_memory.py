@@ -109,10 +109,10 @@ def main() -> None:
     try:
         bags = {}
         for seconds in args.seconds:
-            bags[seconds] = args.out / f"sample_{seconds:g}s_{width}x{height}"
-            if not bags[seconds].exists():
-                bags[seconds].parent.mkdir(parents=True, exist_ok=True)
-                write_bag(bags[seconds], seconds, width, height)
+            bag = bags[seconds] = args.out / f"sample_{seconds:g}s_{width}x{height}"
+            if not bag.exists():
+                bag.parent.mkdir(parents=True, exist_ok=True)
+                write_bag(bag, seconds, width, height)
         runs: dict[float, list[tuple[float, float, float]]] = {seconds: [] for seconds in args.seconds}
         for _ in range(args.runs):  # rounds, so that a drift of the machine reaches every length alike
             for seconds, bag in bags.items():

@@ -10,7 +10,7 @@ import ctypes
 import os
 
 ARENAS = 2  # malloc arenas per robokit process (export_memory, 15 s → 120 s: +64 MiB with glibc's 16, +15 with 2)
-SLACK = 4 << 20  # freed bytes malloc may keep resident before `release` trims (export_memory at 120 s: 267 MiB peak
+SLACK = 4 << 20  # freed bytes malloc may keep resident before `release` trims (export_memory at 120 s: 270 MiB peak
 # with 4 MiB, 279 with 16; LeRobot encode as fast, 0.99x; trimming after every segment cost 3 %)
 _M_ARENA_MAX = -8  # mallopt parameter number (malloc.h)
 _LIBC = ctypes.CDLL(None) if os.name == "posix" else None
