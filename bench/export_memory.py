@@ -78,14 +78,18 @@ def convert(bag: Path, out: Path, formats: list[str], extra: list[str]) -> tuple
     return max(samples) / MIB, steady / MIB, time.perf_counter() - start
 
 
-def held_arrays(bag: Path) -> float:
+def held_arrays(bag: Path) -> tuple[float, float]:
     """MiB of arrays the timeline model keeps for the episode whole (numeric values, every stream's timestamps and
-    frame positions): what the peak may still grow by with the episode's length, by design."""
+    frame positions): in memory, what the peak may still grow by with the episode's length; and in mapped files
+    (`heap.mapped`), resident only while read."""
     import robokit
+    from robokit import heap
 
     (episode,) = robokit.open([bag])
-    return sum(value.nbytes for stream in episode.streams.values() for value in vars(stream).values()
-               if isinstance(value, np.ndarray)) / MIB
+    arrays = [value for stream in episode.streams.values() for value in vars(stream).values()
+              if isinstance(value, np.ndarray)]
+    return (sum(a.nbytes for a in arrays if not heap.is_mapped(a)) / MIB,
+            sum(a.nbytes for a in arrays if heap.is_mapped(a)) / MIB)
 
 
 def main() -> None:
@@ -119,13 +123,14 @@ def main() -> None:
                 with tempfile.TemporaryDirectory(prefix="export-memory-out-", dir=args.out) as out:
                     runs[seconds].append(convert(bag, Path(out), args.formats, extra))
         print(f"{'episode':>8} {'bag MB':>8} {'peak MiB, all processes (range)':>32} {'steady MiB':>11} {'wall s':>7} "
-              f"{'arrays MiB':>10}   median of {args.runs} run(s); formats: {' '.join(args.formats)}")
+              f"{'arrays MiB (mapped)':>19}   median of {args.runs} run(s); formats: {' '.join(args.formats)}")
         for seconds, bag in bags.items():
             size = sum(f.stat().st_size for f in bag.iterdir()) / 1e6
             peak, steady, wall = np.array(runs[seconds]).T
             spread = f"{np.median(peak):.0f} ({peak.min():.0f}-{peak.max():.0f})"
+            arrays = "{:.1f} ({:.1f})".format(*held_arrays(bag))
             print(f"{seconds:7g}s {size:8.0f} {spread:>32} {np.median(steady):11.0f} {np.median(wall):7.1f} "
-                  f"{held_arrays(bag):10.1f}")
+                  f"{arrays:>19}")
     finally:
         if args.smoke:
             shutil.rmtree(args.out, ignore_errors=True)

@@ -1,13 +1,22 @@
-"""glibc heap settings for robokit's own processes, so resident memory follows what is in use, not what was.
+"""Resident memory that follows what is in use, not what was: glibc heap settings, and arrays kept in files.
 
 Frames and encoders' buffers (hundreds of KiB to MiBs each) are allocated and freed by many threads: glibc gives
 each thread an arena of its own (up to 8 per CPU) and keeps what is freed in them. No-ops on other C libraries.
+A long episode's timeline arrays (joints at 100 Hz for an hour: tens of MiB) live in mapped files instead,
+resident only while read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import mmap
 import os
+import tempfile
+import threading
+import weakref
+
+import numpy as np
 
 ARENAS = 2  # malloc arenas per robokit process (export_memory, 15 s → 120 s: +64 MiB with glibc's 16, +15 with 2)
 SLACK = 4 << 20  # freed bytes malloc may keep resident before `release` trims (export_memory at 120 s: 270 MiB peak
@@ -15,6 +24,11 @@ SLACK = 4 << 20  # freed bytes malloc may keep resident before `release` trims (
 _M_ARENA_MAX = -8  # mallopt parameter number (malloc.h)
 _LIBC = ctypes.CDLL(None) if os.name == "posix" else None
 _PAGE = os.sysconf("SC_PAGE_SIZE") if os.path.exists("/proc/self/statm") else None  # Linux: resident size
+MAP_ABOVE = 256 << 10  # bytes: a larger timeline array lives in a mapped file (export_memory, 600 s: -10 MiB peak)
+MAX_MAPPED = 1024  # mapped arrays at once, each holding a file descriptor; past it arrays stay in memory
+_mapped: weakref.WeakSet[mmap.mmap] = weakref.WeakSet()
+_mapped_lock = threading.Lock()
+_DONTNEED = getattr(mmap, "MADV_DONTNEED", None)  # absent on Windows
 _after_trim: int | None = None  # `_unused_resident()` right after the last trim (None: not measured since)
 
 
@@ -45,6 +59,7 @@ def trim() -> None:
     if malloc_trim is not None:
         malloc_trim(0)
         _after_trim = None  # measured again at the next `release`
+    unmap_resident()
 
 
 def _unused_resident() -> int | None:
@@ -62,6 +77,7 @@ def release() -> None:
     """Trim once malloc keeps about `SLACK` more freed bytes resident than after the last trim; called after each
     encoded segment, so a long episode's memory stays at a segment's, at a trim every few segments at most."""
     global _after_trim
+    unmap_resident()  # first: mapped pages are resident but no malloc's
     unused = _unused_resident()
     if unused is None:
         return
@@ -70,3 +86,45 @@ def release() -> None:
     elif unused - _after_trim > SLACK:
         trim()
         _after_trim = _unused_resident()
+
+
+def mapped(array: np.ndarray) -> np.ndarray:
+    """`array` as is when small or already mapped, else a copy in an unlinked temporary file mapped into memory
+    (shared, so writes stay: it behaves as the array did): the system's page cache holds it, and `unmap_resident`
+    drops it from this process's resident memory between reads, so an episode's length does not raise the
+    export's peak. In memory when no file can be made (the values are the same either way)."""
+    if array.nbytes < MAP_ABOVE or array.dtype.kind not in "biuf" or is_mapped(array):
+        return array
+    with _mapped_lock:
+        if len(_mapped) >= MAX_MAPPED:
+            return array
+    try:
+        with tempfile.TemporaryFile(prefix="robokit-array-") as file:
+            file.write(np.ascontiguousarray(array).data)
+            file.flush()
+            view = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_WRITE)  # keeps its own descriptor
+    except OSError:
+        return array
+    with _mapped_lock:
+        _mapped.add(view)
+    return np.frombuffer(view, dtype=array.dtype).reshape(array.shape)
+
+
+def is_mapped(array: np.ndarray) -> bool:
+    """Whether `array` is (a view of) one that `mapped` placed in a file."""
+    base = array.base
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)
+
+
+def unmap_resident() -> None:
+    """Drop the mapped arrays' pages from this process's resident memory; they stay in the page cache (or the
+    file) and fault back in when next read."""
+    if _DONTNEED is None:
+        return
+    with _mapped_lock:
+        views = list(_mapped)
+    for view in views:
+        with contextlib.suppress(ValueError, OSError):  # closed since
+            view.madvise(_DONTNEED)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 
@@ -45,3 +46,40 @@ print(small >> 20, large >> 20)
     small, large = (int(v) for v in _in_fresh_process(code).split())
     assert small == 0
     assert large >= 48
+
+
+def test_large_arrays_are_mapped_and_behave_as_before() -> None:
+    """Values, dtype and shape kept; writable, writes surviving `unmap_resident`; small and object arrays and views
+    of mapped ones are left as they are."""
+    from robokit import heap
+
+    values = np.arange(heap.MAP_ABOVE // 8 * 3, dtype=np.float64).reshape(-1, 3)
+    held = heap.mapped(values)
+    assert heap.is_mapped(held) and held.shape == values.shape and held.dtype == values.dtype
+    np.testing.assert_array_equal(held, values)
+    held[5, 1] = -1.0
+    heap.unmap_resident()
+    assert held[5, 1] == -1.0 and held[6, 1] == values[6, 1]
+    view = held[2:]
+    assert heap.mapped(view) is view
+    small = np.arange(10)
+    assert heap.mapped(small) is small
+    objects = np.array(["a"] * heap.MAP_ABOVE, dtype=object)
+    assert heap.mapped(objects) is objects
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and madvise")
+def test_unmap_resident_gives_back_what_was_read() -> None:
+    code = """
+import os
+import numpy as np
+from robokit import heap
+def resident():
+    return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+held = heap.mapped(np.ones(64 << 17))  # 64 MiB
+before = resident(); total = float(held.sum()); read = resident() - before
+heap.unmap_resident(); dropped = before + read - resident()
+print(read >> 20, dropped >> 20, int(total == held.size and held.sum() == total))
+"""
+    read, dropped, same = (int(v) for v in _in_fresh_process(code).split())
+    assert read >= 60 and dropped >= 60 and same == 1

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, runtime_checkable
 
+from robokit import heap
 from robokit.converters.extras import signature as extras_signature
 from robokit.converters.options import WriterOptions
 from robokit.converters.points import unheld
@@ -47,6 +48,7 @@ class EpisodeContext:
         self._asked.add(key)
         if key not in self._prepared:
             self._prepared[key] = prepare(self.episode, options)
+            heap.unmap_resident()  # the recorded arrays resampling read, before the encoders need the memory
         return self._prepared[key]
 
     def notes(self) -> list[str]:

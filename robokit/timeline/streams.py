@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from robokit import heap
 from robokit.timeline.images import Frame, FrameSource, MappedFrameSource, resize_frame
 
 
@@ -78,6 +79,14 @@ class Stream:
     timestamps: np.ndarray
     origin: StreamOrigin | None = field(default=None, kw_only=True)
 
+    def __post_init__(self) -> None:
+        self._hold(timestamps=self.timestamps)
+
+    def _hold(self, **arrays: np.ndarray) -> None:
+        """Set the stream's arrays, a long episode's in mapped files (see `heap.mapped`)."""
+        for name, array in arrays.items():
+            object.__setattr__(self, name, heap.mapped(array) if isinstance(array, np.ndarray) else array)
+
     def __len__(self) -> int:
         return len(self.timestamps)
 
@@ -113,7 +122,7 @@ class NumericStream(Stream):
         values = np.asarray(self.values, dtype=np.float64)
         if values.ndim == 1:
             values = values[:, None]
-        object.__setattr__(self, "values", values)
+        self._hold(timestamps=self.timestamps, values=values)
         if values.shape[0] != len(self.timestamps):
             raise ValueError(f"{self.name}: {values.shape[0]} rows for {len(self.timestamps)} timestamps")
         if not self.names:
@@ -151,8 +160,7 @@ class PoseStream(Stream):
             raise ValueError(f"{self.name}: {len(t)} translations, {len(q)} quaternions, {len(self)} times")
         norms = np.linalg.norm(q, axis=1, keepdims=True)
         q = np.divide(q, norms, out=np.full_like(q, np.nan), where=norms > 0)
-        object.__setattr__(self, "translation", t)
-        object.__setattr__(self, "quaternion", q)
+        self._hold(timestamps=self.timestamps, translation=t, quaternion=q)
 
     def take(self, indices: np.ndarray, timestamps: np.ndarray | None = None) -> PoseStream:
         return replace(
@@ -223,7 +231,7 @@ class ImageStream(Stream):
         positions = np.asarray(self.positions, dtype=np.int64)
         if len(positions) == 0 and len(self.timestamps):
             positions = np.arange(len(self.timestamps), dtype=np.int64)
-        object.__setattr__(self, "positions", positions)
+        self._hold(timestamps=self.timestamps, positions=positions)
         if len(positions) != len(self.timestamps):
             raise ValueError(f"{self.name}: {len(positions)} frame positions for {len(self)} timestamps")
 
@@ -267,6 +275,7 @@ class EventStream(Stream):
     values: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if len(self.values) != len(self.timestamps):
             raise ValueError(f"{self.name}: {len(self.values)} values for {len(self)} timestamps")
 

@@ -31,6 +31,24 @@ def test_numeric_shape_checked_and_names_defaulted() -> None:
         NumericStream("a/b", np.array([1, 2, 3]), values=np.zeros((2, 1)))
 
 
+def test_long_streams_hold_their_arrays_in_mapped_files() -> None:
+    """A long episode's arrays (and what resampling takes from them) are mapped, values unchanged; short ones are
+    not, so small episodes pay no file per stream."""
+    from robokit import heap
+
+    n = heap.MAP_ABOVE // 8 + 1
+    values = np.random.default_rng(0).normal(size=(n, 3))
+    long = NumericStream("joints/position", np.arange(n) * 10_000_000, values)
+    assert heap.is_mapped(long.timestamps) and heap.is_mapped(long.values)
+    np.testing.assert_array_equal(long.values, values)
+    taken = long.take(np.arange(0, n, 1)[::-1].copy())
+    assert heap.is_mapped(taken.values) and taken.values[0].tolist() == values[-1].tolist()
+    pose = PoseStream("tf/x", long.timestamps, translation=values, quaternion=np.tile([0, 0, 0, 1.0], (n, 1)))
+    assert heap.is_mapped(pose.translation) and heap.is_mapped(pose.quaternion)
+    short = NumericStream("a/b", np.array([1, 2]), values=np.array([1.0, 2.0]))
+    assert not heap.is_mapped(short.values) and not heap.is_mapped(short.timestamps)
+
+
 def test_pose_quaternions_normalised_and_take() -> None:
     p = PoseStream("tf/x", np.array([0, 1]), translation=np.zeros((2, 3)),
                    quaternion=np.array([[0, 0, 0, 2.0], [0, 0, 3.0, 0]]))
