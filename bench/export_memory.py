@@ -7,11 +7,12 @@ in a child process and samples, every 20 ms with psutil, the resident memory of 
 descendants (workers, forkserver) summed; the peak of that sum is what a machine must have, and its median
 after the first quarter of the run (steady) shows whether memory follows the episode's length. The peak varies
 from run to run, so each length is converted `--runs` times (in rounds) and the median and range reported.
-Encoded payloads are spilled to files past a bound, so neither grows with the episode; what may still grow is
-the timeline model's arrays (numeric streams at their recorded rate, timestamps), reported as `arrays MiB`.
+Encoded payloads are spilled to files past a bound, and the timeline model's long arrays (numeric streams at their
+recorded rate, timestamps) live in mapped files; `arrays MiB` reports those held in memory (and, in brackets, mapped).
 Run by hand: `.venv/bin/python bench/export_memory.py [--seconds 15 120 600] [--runs 3] [--formats ...]`.
-Measured on a shared 2-core machine, 3 runs each, peak (range) / steady / arrays: 260 (258-265) / 125 / 0.3,
-270 (270-273) / 134 / 2.3 and 287 (281-296) / 150 / 11.4 MiB for 15, 120 and 600 s (0.4, 3.4, 16.8 GB bags).
+Measured on a shared 2-core machine, 3 runs each, peak (range) / steady: 264 (262-273) / 140, 269 (269-278) / 144
+and 280 (280-292) / 168 MiB for 15, 120 and 600 s (0.4, 3.4, 16.8 GB bags; at 600 s 0.4 MiB of arrays in memory,
+11.0 mapped; 287 MiB peak with every array in memory).
 """
 
 from __future__ import annotations
