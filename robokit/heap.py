@@ -116,7 +116,7 @@ def is_mapped(array: np.ndarray) -> bool:
     base = array.base
     while isinstance(base, np.ndarray):
         base = base.base
-    return isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap)
+    return isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap) and base.obj in _mapped
 
 
 def unmap_resident() -> None:

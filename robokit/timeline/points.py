@@ -113,8 +113,8 @@ class PointStream(Stream):
         positions = np.asarray(self.positions, dtype=np.int64)
         if len(positions) == 0 and len(self.timestamps):
             positions = np.arange(len(self.timestamps), dtype=np.int64)
-        self._hold(timestamps=self.timestamps, positions=positions,
-                   counts=np.asarray(self.counts, dtype=np.int64).reshape(-1))
+        super().__post_init__()
+        self._hold(positions=positions, counts=np.asarray(self.counts, dtype=np.int64).reshape(-1))
         if not len(positions) == len(self.counts) == len(self.timestamps):
             raise ValueError(f"{self.name}: {len(positions)} positions and {len(self.counts)} counts for "
                              f"{len(self)} timestamps")

@@ -122,7 +122,8 @@ class NumericStream(Stream):
         values = np.asarray(self.values, dtype=np.float64)
         if values.ndim == 1:
             values = values[:, None]
-        self._hold(timestamps=self.timestamps, values=values)
+        super().__post_init__()
+        self._hold(values=values)
         if values.shape[0] != len(self.timestamps):
             raise ValueError(f"{self.name}: {values.shape[0]} rows for {len(self.timestamps)} timestamps")
         if not self.names:
@@ -160,7 +161,8 @@ class PoseStream(Stream):
             raise ValueError(f"{self.name}: {len(t)} translations, {len(q)} quaternions, {len(self)} times")
         norms = np.linalg.norm(q, axis=1, keepdims=True)
         q = np.divide(q, norms, out=np.full_like(q, np.nan), where=norms > 0)
-        self._hold(timestamps=self.timestamps, translation=t, quaternion=q)
+        super().__post_init__()
+        self._hold(translation=t, quaternion=q)
 
     def take(self, indices: np.ndarray, timestamps: np.ndarray | None = None) -> PoseStream:
         return replace(
@@ -231,7 +233,8 @@ class ImageStream(Stream):
         positions = np.asarray(self.positions, dtype=np.int64)
         if len(positions) == 0 and len(self.timestamps):
             positions = np.arange(len(self.timestamps), dtype=np.int64)
-        self._hold(timestamps=self.timestamps, positions=positions)
+        super().__post_init__()
+        self._hold(positions=positions)
         if len(positions) != len(self.timestamps):
             raise ValueError(f"{self.name}: {len(positions)} frame positions for {len(self)} timestamps")
 
