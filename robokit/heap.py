@@ -56,11 +56,17 @@ def trim() -> None:
     """Give what the episode's encoders freed back to the system (glibc keeps it in its arenas otherwise, and
     resident memory creeps up episode after episode)."""
     global _after_trim
+    if _malloc_trim():
+        _after_trim = None  # measured again at the next `release`
+    unmap_resident()
+
+
+def _malloc_trim() -> bool:
+    """Return malloc's free pages to the system; False without glibc."""
     malloc_trim = getattr(_LIBC, "malloc_trim", None)
     if malloc_trim is not None:
         malloc_trim(0)
-        _after_trim = None  # measured again at the next `release`
-    unmap_resident()
+    return malloc_trim is not None
 
 
 def _unused_resident() -> int | None:
@@ -85,7 +91,7 @@ def release() -> None:
     if _after_trim is None:
         _after_trim = unused
     elif unused - _after_trim > SLACK:
-        trim()
+        _malloc_trim()  # the mapped pages are already dropped
         _after_trim = _unused_resident()
 
 
