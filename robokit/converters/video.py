@@ -29,6 +29,9 @@ MAX_GOP = 1000  # keyframe interval in frames
 X264_PRESETS = ("ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow",
                 "placebo")
 SVTAV1_PRESETS = tuple(str(p) for p in range(14))
+# libsvtav1 with a keyframe every 2 frames (LeRobot's default): no lookahead and a 4-frame mini-GOP, not its 32,
+# drop picture buffers such a GOP never fills. Same bytes (tested); 42 MiB less per 640x480 encoder (100 -> 58).
+PAIR_GOP_PARAMS = ("lookahead=0", "hierarchical-levels=2")
 T = TypeVar("T")
 
 
@@ -138,9 +141,14 @@ class VideoSettings:
         opts = {"g": str(self.gop), "crf": str(self.crf), "preset": str(self.effective_preset)}
         if self.encoder == "libx264":
             opts["bf"] = "0"  # no B-frames: dts == pts, so encoded segments concatenate
-        if self.threads:
-            key = "svtav1-params" if self.encoder == "libsvtav1" else "threads"
-            opts[key] = f"lp={self.threads}" if self.encoder == "libsvtav1" else str(self.threads)
+            if self.threads:
+                opts["threads"] = str(self.threads)
+            return opts
+        svt = [f"lp={self.threads}"] if self.threads else []
+        if self.gop == 2:  # other intervals encode differently with these (measured: 1, 3 and 4)
+            svt += PAIR_GOP_PARAMS
+        if svt:
+            opts["svtav1-params"] = ":".join(svt)
         return opts
 
 

@@ -8,7 +8,7 @@ import av
 import numpy as np
 import pytest
 
-from robokit.converters.video import VideoConcatenator, VideoEncoder, VideoSettings
+from robokit.converters.video import PAIR_GOP_PARAMS, VideoConcatenator, VideoEncoder, VideoSettings
 
 FPS = 15
 
@@ -55,6 +55,31 @@ def test_concatenated_segments_decode_in_order(codec: str, tmp_path: Path) -> No
 def test_h264_has_no_b_frames() -> None:
     assert VideoSettings(codec="h264").options()["bf"] == "0"
     assert "bf" not in VideoSettings(codec="av1").options()
+
+
+@pytest.mark.parametrize("size", [(160, 96), (640, 480)])
+def test_gop_2_encodes_the_same_bytes_without_unused_picture_buffers(size: tuple[int, int]) -> None:
+    """`PAIR_GOP_PARAMS` only drop buffers: libsvtav1 writes what it writes with its defaults."""
+    settings = VideoSettings(gop=2, threads=1)
+    assert settings.options()["svtav1-params"] == ":".join(("lp=1", *PAIR_GOP_PARAMS))
+    width, height = size
+    texture = np.random.default_rng(width).integers(0, 255, (height, width, 3), dtype=np.uint8)
+    frames = [np.roll(texture, 4 * i, axis=1) for i in range(24)]  # motion, so frames predict from each other
+
+    def encoded(options: dict[str, str]) -> bytes:
+        buffer = io.BytesIO()
+        with av.open(buffer, "w", format="mp4") as container:
+            stream = container.add_stream("libsvtav1", rate=FPS, options=options)
+            stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+            for i, pixels in enumerate(frames):
+                frame = av.VideoFrame.from_ndarray(pixels, format="rgb24")
+                frame.pts = i
+                container.mux(stream.encode(frame))
+            container.mux(stream.encode(None))
+        return buffer.getvalue()
+
+    assert encoded(settings.options()) == encoded({**settings.options(), "svtav1-params": "lp=1"})
+    assert "svtav1-params" not in VideoSettings(gop=4).options()
 
 
 def test_odd_frame_sizes_are_refused_clearly() -> None:
