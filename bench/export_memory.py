@@ -10,9 +10,9 @@ from run to run, so each length is converted `--runs` times (in rounds) and the 
 Encoded payloads are spilled to files past a bound, and the timeline model's long arrays (numeric streams at their
 recorded rate, timestamps) live in mapped files; `arrays MiB` reports those held in memory (and, in brackets, mapped).
 Run by hand: `.venv/bin/python bench/export_memory.py [--seconds 15 120 600] [--runs 3] [--formats ...]`.
-Measured on a shared 2-core machine, 3 runs each, peak (range) / steady: 264 (262-273) / 140, 269 (269-278) / 144
-and 280 (280-292) / 168 MiB for 15, 120 and 600 s (0.4, 3.4, 16.8 GB bags; at 600 s 0.4 MiB of arrays in memory,
-11.0 mapped; 287 MiB peak with every array in memory).
+Measured on a shared 2-core machine, 3 runs each, peak (range) / steady: 189 (186-197) / 143, 190 (189-191) / 149
+and 201 (200-206) / 166 MiB for 15, 120 and 600 s (0.4, 3.4, 16.8 GB bags; at 600 s 0.4 MiB of arrays in memory,
+11.0 mapped); 264 / 269 / 280 MiB before libsvtav1 got a mini-GOP sized to the 2-frame GOP.
 """
 
 from __future__ import annotations
