@@ -61,8 +61,9 @@ def _library_errors() -> tuple[type[BaseException], ...]:
         OSError, EOFError, ValueError, LookupError, TypeError, ArithmeticError, RecursionError, MemoryError,
         struct.error, zipfile.BadZipFile, zlib.error, sqlite3.Error]
     for module, name in (("yaml", "YAMLError"), ("av", "FFmpegError"), ("pyarrow", "ArrowException")):
-        if module in sys.modules:
-            classes.append(getattr(sys.modules[module], name))
+        cls = getattr(sys.modules.get(module), name, None)  # None also while another thread is importing it
+        if isinstance(cls, type):
+            classes.append(cls)
     return tuple(classes)
 
 
