@@ -19,14 +19,22 @@ def compile_robokit() -> None:
 
 def tree_rss(proc: psutil.Process) -> int:
     """Resident bytes of `proc` and all its descendants (processes that exit meanwhile count as 0)."""
+    return tree_memory(proc)[0]
+
+
+def tree_memory(proc: psutil.Process) -> tuple[int, int]:
+    """`tree_rss`, and how many of those bytes are file-backed (shared libraries' pages, mapped files): the kernel
+    may drop those, and how many it maps for a library differs between kernels (whole large folios on newer ones)."""
     try:
         tree = [proc, *proc.children(recursive=True)]
     except psutil.Error:  # the process, or a child being listed, has just exited
-        return 0
-    total = 0
+        return 0, 0
+    total = shared = 0
     for p in tree:
         try:
-            total += p.memory_info().rss
+            info = p.memory_info()
         except psutil.Error:
             continue
-    return total
+        total += info.rss
+        shared += getattr(info, "shared", 0)  # Linux only
+    return total, shared

@@ -10,9 +10,10 @@ from run to run, so each length is converted `--runs` times (in rounds) and the 
 Encoded payloads are spilled to files past a bound, and the timeline model's long arrays (numeric streams at their
 recorded rate, timestamps) live in mapped files; `arrays MiB` reports those held in memory (and, in brackets, mapped).
 Run by hand: `.venv/bin/python bench/export_memory.py [--seconds 15 120 600] [--runs 3] [--formats ...]`.
-Measured on a shared 2-core machine, 3 runs each, peak (range) / steady: 189 (186-197) / 143, 190 (189-191) / 149
-and 201 (200-206) / 166 MiB for 15, 120 and 600 s (0.4, 3.4, 16.8 GB bags; at 600 s 0.4 MiB of arrays in memory,
-11.0 mapped); 264 / 269 / 280 MiB before libsvtav1 got a mini-GOP sized to the 2-frame GOP.
+Measured on a shared 2-core machine, 3 runs each, peak (range) / steady / anonymous peak: 188 (187-188) / 128 / 121,
+188 (188-190) / 131 / 122 and 198 (195-204) / 147 / 132 MiB for 15, 120 and 600 s (0.4, 3.4, 16.8 GB bags; at 600 s
+0.4 MiB of arrays in memory, 11.0 mapped). Libraries' file-backed pages, 67 MiB of each peak here, were 117 in other
+runs on the same machine: compare lengths within one run, and the anonymous peak (robokit's own memory) across runs.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 import psutil
-from _procs import compile_robokit, tree_rss
+from _procs import compile_robokit, tree_memory
 
 from robokit.ros.bagwriter import START_NS, BagWriter, camera_info, header, joint_state, jpeg_image, raw_image, text
 from robokit.ros.bagwriter import typestore as ros_typestore
@@ -58,25 +59,28 @@ def write_bag(out: Path, seconds: float, width: int, height: int) -> None:
             bag.advance(t)
 
 
-def convert(bag: Path, out: Path, formats: list[str], extra: list[str]) -> tuple[float, float, float]:
-    """Run one conversion; returns (peak and steady summed RSS in MiB, wall seconds). Steady is the median of the
-    samples after the first quarter of the run: flat memory shows as the same steady figure for any length."""
+def convert(bag: Path, out: Path, formats: list[str], extra: list[str]) -> tuple[float, float, float, float]:
+    """Run one conversion; returns (peak and steady summed RSS, peak of its anonymous part, all in MiB; wall
+    seconds). Steady is the median of the samples after the first quarter of the run: flat memory shows as the same
+    steady figure for any length. Anonymous: without file-backed pages (libraries' code), robokit's own memory."""
     args = [sys.executable, "-c", "from robokit.cli import run; run()", "convert", str(bag),
             *(a for f in formats for a in ("--to", f)), "--out", str(out), "--no-cache", *extra]
     start = time.perf_counter()
     child = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    proc, samples = psutil.Process(child.pid), [0]
+    proc, samples, anon = psutil.Process(child.pid), [0], [0]
     while child.poll() is None:
         try:
-            samples.append(tree_rss(proc))
+            resident, file_backed = tree_memory(proc)
         except psutil.NoSuchProcess:
             break
+        samples.append(resident)
+        anon.append(resident - file_backed)
         time.sleep(0.02)
     _, err = child.communicate()
     if child.returncode != 0:
         raise SystemExit(f"robokit convert failed ({child.returncode}):\n{err[-3000:]}")
     steady = float(np.median(samples[len(samples) // 4:]))
-    return max(samples) / MIB, steady / MIB, time.perf_counter() - start
+    return max(samples) / MIB, steady / MIB, max(anon) / MIB, time.perf_counter() - start
 
 
 def held_arrays(bag: Path) -> tuple[float, float]:
@@ -118,20 +122,21 @@ def main() -> None:
             if not bag.exists():
                 bag.parent.mkdir(parents=True, exist_ok=True)
                 write_bag(bag, seconds, width, height)
-        runs: dict[float, list[tuple[float, float, float]]] = {seconds: [] for seconds in args.seconds}
+        runs: dict[float, list[tuple[float, float, float, float]]] = {seconds: [] for seconds in args.seconds}
         for _ in range(args.runs):  # rounds, so that a drift of the machine reaches every length alike
             for seconds, bag in bags.items():
                 with tempfile.TemporaryDirectory(prefix="export-memory-out-", dir=args.out) as out:
                     runs[seconds].append(convert(bag, Path(out), args.formats, extra))
-        print(f"{'episode':>8} {'bag MB':>8} {'peak MiB, all processes (range)':>32} {'steady MiB':>11} {'wall s':>7} "
-              f"{'arrays MiB (mapped)':>19}   median of {args.runs} run(s); formats: {' '.join(args.formats)}")
+        print(f"{'episode':>8} {'bag MB':>8} {'peak MiB, all processes (range)':>32} {'steady MiB':>11} "
+              f"{'anonymous peak':>15} {'wall s':>7} {'arrays MiB (mapped)':>19}   median of {args.runs} run(s); "
+              f"formats: {' '.join(args.formats)}")
         for seconds, bag in bags.items():
             size = sum(f.stat().st_size for f in bag.iterdir()) / 1e6
-            peak, steady, wall = np.array(runs[seconds]).T
+            peak, steady, anon, wall = np.array(runs[seconds]).T
             spread = f"{np.median(peak):.0f} ({peak.min():.0f}-{peak.max():.0f})"
             arrays = "{:.1f} ({:.1f})".format(*held_arrays(bag))
-            print(f"{seconds:7g}s {size:8.0f} {spread:>32} {np.median(steady):11.0f} {np.median(wall):7.1f} "
-                  f"{arrays:>19}")
+            print(f"{seconds:7g}s {size:8.0f} {spread:>32} {np.median(steady):11.0f} {np.median(anon):15.0f} "
+                  f"{np.median(wall):7.1f} {arrays:>19}")
     finally:
         if args.smoke:
             shutil.rmtree(args.out, ignore_errors=True)

@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import mmap
 import os
+import sys
 import tempfile
 import threading
 import weakref
@@ -53,11 +54,14 @@ def limit_arenas() -> None:
 
 
 def trim() -> None:
-    """Give what the episode's encoders freed back to the system (glibc keeps it in its arenas otherwise, and
-    resident memory creeps up episode after episode)."""
+    """Give what was freed back to the system (glibc keeps it in its arenas otherwise, pyarrow in its allocator's,
+    and resident memory creeps up episode after episode)."""
     global _after_trim
     if _malloc_trim():
         _after_trim = None  # measured again at the next `release`
+    pool = getattr(sys.modules.get("pyarrow"), "default_memory_pool", None)  # once loaded (not mid-import)
+    if pool is not None:  # its own allocator (mimalloc or jemalloc) keeps the tables' freed pages too
+        pool().release_unused()
     unmap_resident()
 
 

@@ -83,3 +83,18 @@ print(read >> 20, dropped >> 20, int(total == held.size and held.sum() == total)
 """
     read, dropped, same = (int(v) for v in _in_fresh_process(code).split())
     assert read >= 60 and dropped >= 60 and same == 1
+
+
+def test_trim_gives_back_pyarrows_freed_pages_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pyarrow allocates with its own allocator (mimalloc or jemalloc), which keeps freed pages past malloc_trim."""
+    import types
+
+    from robokit import heap
+
+    released: list[bool] = []
+    pool = types.SimpleNamespace(release_unused=lambda: released.append(True))
+    monkeypatch.setitem(sys.modules, "pyarrow", types.SimpleNamespace(default_memory_pool=lambda: pool))
+    heap.trim()
+    assert released == [True]
+    monkeypatch.setitem(sys.modules, "pyarrow", types.ModuleType("pyarrow"))  # another thread is importing it
+    heap.trim()

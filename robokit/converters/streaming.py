@@ -48,7 +48,7 @@ class EpisodeContext:
         self._asked.add(key)
         if key not in self._prepared:
             self._prepared[key] = prepare(self.episode, options)
-            heap.unmap_resident()  # the recorded arrays resampling read, before the encoders need the memory
+            heap.trim()  # what reading and resampling freed (it grows with the episode), before the encoders start
         return self._prepared[key]
 
     def notes(self) -> list[str]:

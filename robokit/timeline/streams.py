@@ -23,7 +23,7 @@ class StreamOrigin:
     feature: str = ""  # JSON object, e.g. {"dtype": "bool", "shape": [1], "names": null}
 
 
-def ints(values: np.ndarray, block: int = 4096) -> Iterator[int]:
+def ints(values: np.ndarray, block: int = 512) -> Iterator[int]:
     """An integer array's values as Python ints, boxed a block at a time: `tolist()` of a long episode's
     timestamps or positions would hold one object per sample for as long as the loop over them runs."""
     for start in range(0, len(values), block):

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from robokit import heap
 from robokit.converters import spill as spills
 from robokit.converters.lerobot.depth import DepthVideoEncoder, depth_stats
 from robokit.converters.lerobot.layout import MAX_VIDEO_SECONDS, VIDEO_PATH, FileCounter
@@ -74,6 +75,8 @@ def episode_videos(cameras: Mapping[str, ImageStream], fps: int, settings: Video
     # is the same with any), and always for libx264, whose output depends on its thread count.
     if settings.codec == "h264" or len(units) * concurrent >= encoder_slots():
         settings = replace(settings, threads=1)
+    if units:
+        heap.trim()  # what building the episode's table freed (it grows with the episode), before the encoders start
     with ThreadPoolExecutor(max_workers=max(1, len(copies))) as pool:
         kept = _Kept(spill)
         parts = {unit: encode_later((order, rank), _encoded, cameras[unit[0]], unit[1], unit[2], fps, settings, kept)
