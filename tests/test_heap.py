@@ -48,6 +48,30 @@ print(small >> 20, large >> 20)
     assert large >= 48
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc and /proc")
+def test_release_after_a_trim_measures_from_the_trim() -> None:
+    """Freed right after a trim (an encoder closing as the next opens): the first `release` gives it back; it
+    used to take that state as its baseline and keep the freed pages until the next segment."""
+    code = """
+import ctypes, os
+from robokit import heap
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.free.argtypes = [ctypes.c_void_p]
+def resident():
+    return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+heap.limit_arenas()
+heap.trim()
+blocks = [libc.malloc(64 << 10) for _ in range(1024)]
+for b in blocks:
+    ctypes.memset(b, 1, 64 << 10)
+pin = libc.malloc(64 << 10)
+for b in blocks:
+    libc.free(b)
+before = resident(); heap.release(); print((before - resident()) >> 20)
+"""
+    assert int(_in_fresh_process(code)) >= 48
+
 def test_large_arrays_are_mapped_and_behave_as_before() -> None:
     """Values, dtype and shape kept; writable, writes surviving `unmap_resident`; small and object arrays and views
     of mapped ones are left as they are."""
