@@ -77,15 +77,20 @@ def episode_videos(cameras: Mapping[str, ImageStream], fps: int, settings: Video
         settings = replace(settings, threads=1)
     if units:
         heap.trim()  # what building the episode's table freed (it grows with the episode), before the encoders start
+    # One count per camera, shared by its segments: per-segment histograms (512 KiB each for depth) would be held
+    # until the last segment ends, and scattered among the encoders' freed buffers.
+    stats = {cam: depth_stats() if cameras[cam].is_depth else ImageStats() for cam in notes}
     with ThreadPoolExecutor(max_workers=max(1, len(copies))) as pool:
         kept = _Kept(spill)
-        parts = {unit: encode_later((order, rank), _encoded, cameras[unit[0]], unit[1], unit[2], fps, settings, kept)
+        parts = {unit: encode_later((order, rank), _encoded, cameras[unit[0]], unit[1], unit[2], fps, settings, kept,
+                                    stats[unit[0]])
                  for rank, unit in enumerate(units)}
         try:
             copied = {cam: pool.submit(_copied, cam, coded, cameras[cam], fps) for cam, coded in copies.items()}
             videos = {cam: future.result() for cam, future in copied.items()}
             for cam, note in notes.items():
-                videos[cam] = _joined([f.result() for unit, f in sorted(parts.items()) if unit[0] == cam], note)
+                videos[cam] = _joined([f.result() for unit, f in sorted(parts.items()) if unit[0] == cam], stats[cam],
+                                      note)
         except BaseException:  # the episode has failed: its segments not yet started never will, the rest end
             for future in parts.values():
                 future.cancel()
@@ -103,12 +108,12 @@ def _copied(cam: str, coded: CodedVideo, stream: ImageStream, fps: int) -> Video
                  note=damaged)
 
 
-def _encoded(stream: ImageStream, start: int, end: int, fps: int, settings: VideoSettings, kept: _Kept) -> Video:
-    """Frames [start, end) of one camera as an in-memory MP4, with statistics of about `STATS_SAMPLES` frames of
-    the whole camera (the same frames however it is cut)."""
+def _encoded(stream: ImageStream, start: int, end: int, fps: int, settings: VideoSettings, kept: _Kept,
+             stats: ImageStats) -> Video:
+    """Frames [start, end) of one camera as an in-memory MP4; its frames among the camera's `STATS_SAMPLES`
+    (the same frames however it is cut) are counted into the camera's `stats`."""
     buffer = io.BytesIO()
     depth = stream.is_depth  # frames in uint16 millimetres (prepare)
-    stats = depth_stats() if depth else ImageStats()
     stride = max(1, len(stream) // STATS_SAMPLES)
     encoder = (DepthVideoEncoder(buffer, stream.width, stream.height, fps, settings.gop) if depth
                else VideoEncoder(buffer, stream.width, stream.height, fps, settings))
@@ -117,7 +122,8 @@ def _encoded(stream: ImageStream, start: int, end: int, fps: int, settings: Vide
             pixels = frame.array()
             encoder.add(pixels)
             if i % stride == 0:
-                stats.add(pixels if pixels.dtype == np.uint8 or depth else np.zeros((1, 1, 3), np.uint8))
+                with kept.lock:  # integer counts: the sum is the same in any order
+                    stats.add(pixels if pixels.dtype == np.uint8 or depth else np.zeros((1, 1, 3), np.uint8))
     finally:
         encoder.close()
     return Video((kept.keep(buffer.getvalue()),), encoder.frames, stats, depth, getattr(encoder, "clipped", 0))
@@ -125,7 +131,8 @@ def _encoded(stream: ImageStream, start: int, end: int, fps: int, settings: Vide
 
 class _Kept:
     """Where an episode's encoded parts wait for the assembler: in memory up to `SPILL_ABOVE` bytes in all, then
-    in files in `spill` (memory is bounded by a segment, not by the episode's length)."""
+    in files in `spill` (memory is bounded by a segment, not by the episode's length). Its lock also guards the
+    cameras' statistics, which the segments count into."""
 
     def __init__(self, spill: Path | None) -> None:
         self.spill = spill
@@ -143,11 +150,8 @@ class _Kept:
             return part.payload()
 
 
-def _joined(parts: list[Video], note: str) -> Video:
-    """One camera's segments as one Video (their MP4s remuxed in order later)."""
-    stats = parts[0].stats
-    for part in parts[1:]:
-        stats.merge(part.stats)
+def _joined(parts: list[Video], stats: ImageStats, note: str) -> Video:
+    """One camera's segments as one Video (their MP4s remuxed in order later), with the camera's `stats`."""
     return Video(tuple(mp4 for part in parts for mp4 in part.parts), sum(part.frames for part in parts), stats,
                  parts[0].depth, sum(part.clipped for part in parts), note=note)
 

@@ -26,7 +26,6 @@ from mcap.records import ChunkIndex
 
 from robokit.ros import heads
 from robokit.ros.heads import Head
-from robokit.timeline.streams import ints
 
 _RECORD = struct.Struct("<BQ")  # opcode, record length
 _CHUNK = struct.Struct("<QQQII")  # start and end time, uncompressed size and CRC, compression name length
@@ -197,6 +196,8 @@ class ChunkTable:
     """A summary's chunk index in arrays: mcap's ChunkIndex objects take about 1 KiB each, and an hour's
     recording has tens of thousands of chunks, held for as long as the file is read."""
 
+    BLOCK = 512  # chunks a scan filters at once: its memory is a block's, however long the recording
+
     def __init__(self, indexes: Sequence[ChunkIndex]) -> None:
         sets: dict[frozenset[int], int] = {}
         self._holds = np.fromiter((sets.setdefault(frozenset(i.message_index_offsets), len(sets)) for i in indexes),
@@ -205,20 +206,25 @@ class ChunkTable:
         self._starts = np.fromiter((i.message_start_time for i in indexes), np.uint64, len(indexes))
         self._ends = np.fromiter((i.message_end_time for i in indexes), np.uint64, len(indexes))
         self._offsets = np.fromiter((i.chunk_start_offset for i in indexes), np.uint64, len(indexes))
+        self._order = np.lexsort((self._offsets, self._starts))  # (start time, offset) order, sorted once
 
     def __len__(self) -> int:
         return len(self._offsets)
 
     def reaching(self, channels: Collection[int] | None, start: int | None) -> Iterator[tuple[int, int]]:
         """(start time, offset) of the chunks that may hold one of `channels` (None: any; a chunk without message
-        indexes may hold anything) and end at or after log time `start`, in (start time, offset) order."""
-        keep = np.ones(len(self), bool) if start is None else self._ends >= np.uint64(start)
+        indexes may hold anything) and end at or after log time `start`, in (start time, offset) order; filtered
+        a block at a time as the scan goes (every segment of a long episode scans from its own start to the end)."""
+        holds = None
         if channels is not None and len(self):
             holds = np.array([not held or any(c in channels for c in held) for held in self._channels])
-            keep &= holds[self._holds]
-        starts, offsets = self._starts[keep], self._offsets[keep]
-        order = np.lexsort((offsets, starts))
-        return zip(ints(starts[order]), ints(offsets[order]), strict=True)
+        for at in range(0, len(self), self.BLOCK):
+            block = self._order[at:at + self.BLOCK]
+            if start is not None:
+                block = block[self._ends[block] >= np.uint64(start)]
+            if holds is not None:
+                block = block[holds[self._holds[block]]]
+            yield from zip(self._starts[block].tolist(), self._offsets[block].tolist(), strict=True)
 
 
 class LogTimeQueue:

@@ -16,6 +16,7 @@ from robokit.converters import get_converter
 from robokit.converters.lerobot import videos
 from robokit.converters.lerobot.videos import segments
 from robokit.converters.options import WriterOptions
+from robokit.timeline import ImageStream
 
 
 @pytest.mark.parametrize(("n", "gop", "expected"), [
@@ -52,6 +53,9 @@ def test_segmented_cameras_read_back_like_one_encoder(sample_dir: Path, tmp_path
     table = "meta/episodes/chunk-000/file-000.parquet"
     timing = [c for c in pq.read_schema(whole / table).names if c.endswith(("_timestamp", "file_index"))]
     assert pq.read_table(whole / table, columns=timing).equals(pq.read_table(cut / table, columns=timing))
+    image_stats = [c for c in pq.read_schema(whole / table).names if c.startswith("stats/observation.images.")]
+    assert image_stats and pq.read_table(whole / table, columns=image_stats).equals(
+        pq.read_table(cut / table, columns=image_stats))  # counted by segments, the same frames
     for mp4 in sorted(whole.rglob("*.mp4")):
         with av.open(str(mp4)) as a, av.open(str(cut / mp4.relative_to(whole))) as b:
             pts = [[f.pts for f in c.decode(video=0)] for c in (a, b)]
@@ -62,6 +66,24 @@ def test_segmented_cameras_read_back_like_one_encoder(sample_dir: Path, tmp_path
             a, b = (e["front/rgb"].frame(i).array().astype(np.float64) for e in (one, other))
             psnr = 10 * np.log10(255**2 / max(float(np.mean((a - b) ** 2)), 1e-9))
             assert psnr > 35, f"frame {i}: PSNR {psnr:.1f} dB between one encoder and segments"
+
+
+def test_a_cameras_segments_count_into_one_statistics(sample_bag: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """One count per camera, not one per segment held to the episode's end (512 KiB each for depth)."""
+    made: list[int] = []
+
+    class Counted(videos.ImageStats):
+        def __init__(self) -> None:
+            made.append(1)
+            super().__init__()
+
+    monkeypatch.setattr(videos, "ImageStats", Counted)
+    monkeypatch.setattr(videos, "SEGMENT_FRAMES", 4)
+    (episode,) = robokit.open(sample_bag)
+    get_converter("lerobot").write([episode], tmp_path, WriterOptions(fps=15))
+    cameras = [s for s in episode.streams.values() if isinstance(s, ImageStream)]
+    assert len(cameras) >= 2 and len(made) == len(cameras)
 
 
 def test_a_failed_segment_stops_the_episode_without_encoding_the_rest(sample_bag: Path, tmp_path: Path,

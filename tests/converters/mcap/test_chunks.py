@@ -81,3 +81,8 @@ def test_chunk_table_selects_by_channel_and_end_time_in_start_order() -> None:
     assert list(table.reaching({1}, 6)) == [(5, 200), (5, 300), (7, 400)]  # no message index: may hold any
     assert list(table.reaching({2}, None)) == [(0, 100), (5, 200), (7, 400)]
     assert list(ChunkTable([]).reaching({1}, 0)) == []
+    keys = [(channels, start) for channels in (None, frozenset({1}), frozenset({2}), frozenset({3}))
+            for start in (None, 0, 6, 9, 1 << 63)]
+    expected = {key: list(table.reaching(*key)) for key in keys}
+    table.BLOCK = 2  # filtered a block at a time: the same chunks in the same order
+    assert {key: list(table.reaching(*key)) for key in expected} == expected
