@@ -13,12 +13,14 @@ import struct
 from collections.abc import Callable, Mapping
 from typing import IO, Any, NamedTuple
 
+import numpy as np
 from rosbags.interfaces import Nodetype
 
 HEAD_BYTES = 512  # read of a frame in the index pass: its header, strings and data length
 WALK_ABOVE = 1 << 18  # chunk bytes from which an uncompressed chunk is walked in the file, not read whole
 _U32 = struct.Struct("<I")
 _TIME = struct.Struct("<iI")
+_SIZE = struct.Struct("<II")
 _CDR_LE = b"\x00\x01"
 
 
@@ -54,7 +56,28 @@ class ImageHead(NamedTuple):
     header: Header
 
 
+class ImageMessage(NamedTuple):
+    """A `sensor_msgs/msg/Image` as `image_whole` reads it: `data` a read-only view of the message's bytes."""
+
+    header: Header
+    height: int
+    width: int
+    encoding: str
+    is_bigendian: int
+    step: int
+    data: np.ndarray
+
+
+class CompressedImageMessage(NamedTuple):
+    """A `sensor_msgs/msg/CompressedImage` as `image_whole` reads it."""
+
+    header: Header
+    format: str
+    data: bytes
+
+
 HeadParser = Callable[[bytes, int], ImageHead | None]
+WholeParser = Callable[[bytes | memoryview], ImageMessage | CompressedImageMessage | None]
 
 
 # The layouts the parsers read, (field, type) in order: a recording must define its types so for them to be used.
@@ -116,13 +139,16 @@ def _string(raw: memoryview, pos: int, cdr: bool) -> tuple[str, int] | None:
         return None
 
 
-def _parse(prefix: bytes, size: int, image: bool, cdr: bool) -> ImageHead | None:
+def _layout(prefix: bytes | memoryview, size: int, image: bool,
+            cdr: bool) -> tuple[Header, tuple[Any, ...], int, int] | None:
+    """(header, the fields between it and the data, where the data starts in `prefix`, its length) of an image
+    message of `size` bytes from its first bytes; None when they cannot prove it sound."""
     if cdr:
         if len(prefix) < 12 or prefix[:2] != _CDR_LE:  # big-endian messages are decoded whole
             return None
-        raw, size, pos = memoryview(prefix)[4:], size - 4, 0
+        raw, size, pos, base = memoryview(prefix)[4:], size - 4, 0, 4
     else:
-        raw, pos = memoryview(prefix), 4  # after the ROS 1 header's seq
+        raw, pos, base = memoryview(prefix), 4, 0  # after the ROS 1 header's seq
     if pos + 8 > len(raw):
         return None
     sec, nanosec = _TIME.unpack_from(raw, pos)
@@ -130,18 +156,26 @@ def _parse(prefix: bytes, size: int, image: bool, cdr: bool) -> ImageHead | None
     if found is None:
         return None
     frame_id, pos = found
+    fields: tuple[Any, ...]
     if image:  # height, width, encoding, is_bigendian, step
-        pos = ((pos + 3) & -4 if cdr else pos) + 8
-        found = _string(raw, pos, cdr)
-        if found is None:
+        pos = (pos + 3) & -4 if cdr else pos
+        if pos + 8 > len(raw):
             return None
-        pos = found[1] + 1
-        pos = ((pos + 3) & -4 if cdr else pos) + 4
+        height, width = _SIZE.unpack_from(raw, pos)
+        found = _string(raw, pos + 8, cdr)
+        if found is None or found[1] >= len(raw):
+            return None
+        encoding, pos = found
+        bigendian, pos = raw[pos], pos + 1
+        pos = (pos + 3) & -4 if cdr else pos
+        if pos + 4 > len(raw):
+            return None
+        fields, pos = (height, width, encoding, bigendian, _U32.unpack_from(raw, pos)[0]), pos + 4
     else:  # format
         found = _string(raw, pos, cdr)
         if found is None:
             return None
-        pos = found[1]
+        fields, pos = (found[0],), found[1]
     pos = (pos + 3) & -4 if cdr else pos
     if pos + 4 > len(raw):
         return None
@@ -150,7 +184,27 @@ def _parse(prefix: bytes, size: int, image: bool, cdr: bool) -> ImageHead | None
     # the data must end inside the message; CDR allows up to 3 bytes of padding after it, ROS 1 none
     if end > size or (end + 3 < size if cdr else end != size):
         return None
-    return ImageHead(Header(Stamp(sec, nanosec), frame_id))
+    return Header(Stamp(sec, nanosec), frame_id), fields, base + pos + 4, count
+
+
+def _parse(prefix: bytes, size: int, image: bool, cdr: bool) -> ImageHead | None:
+    found = _layout(prefix, size, image, cdr)
+    return None if found is None else ImageHead(found[0])
+
+
+def _whole(raw: bytes | memoryview, image: bool, cdr: bool) -> ImageMessage | CompressedImageMessage | None:
+    found = _layout(raw, len(raw), image, cdr)
+    if found is None:
+        return None
+    header, fields, start, count = found
+    if not image:
+        (fmt,) = fields
+        return CompressedImageMessage(header, fmt, bytes(raw[start:start + count]))
+    height, width, encoding, bigendian, step = fields
+    data = np.frombuffer(raw, np.uint8, count, start)
+    # a view of the message's own bytes; copied out of a larger buffer (a chunk), which a view would keep alive
+    return ImageMessage(header, height, width, encoding, bigendian, step,
+                        data if isinstance(raw, bytes) else data.copy())
 
 
 def image_head(msgtype: str, ros1: bool = False) -> HeadParser | None:
@@ -159,3 +213,12 @@ def image_head(msgtype: str, ros1: bool = False) -> HeadParser | None:
         return None
     image = msgtype == "sensor_msgs/msg/Image"
     return lambda prefix, size: _parse(prefix, size, image, not ros1)
+
+
+def image_whole(msgtype: str, ros1: bool = False) -> WholeParser | None:
+    """The whole-message parser of a standard image type (None for other types): the decode of every frame an
+    export reads, with the checks rosbags makes, but without its copy of the pixels."""
+    if msgtype not in ("sensor_msgs/msg/Image", "sensor_msgs/msg/CompressedImage"):
+        return None
+    image = msgtype == "sensor_msgs/msg/Image"
+    return lambda raw: _whole(raw, image, not ros1)

@@ -8,7 +8,7 @@ from typing import Any
 
 from rosbags.typesys import Stores, get_types_from_idl, get_types_from_msg, get_typestore
 
-from robokit.ros.heads import HeadParser, defined_as_standard, image_head
+from robokit.ros.heads import HeadParser, defined_as_standard, image_head, image_whole
 
 _IDL_SEPARATOR = "=" * 80 + "\n"
 
@@ -48,9 +48,17 @@ def ros_decoder(msgtype: str, definition: str, fmt: str, encoding: str) -> Calla
     """raw → object for `msgtype` ("cdr" or "ros1") from its definition (`fmt` "msg"|"idl"; "" = none stored,
     use the standard ROS 2 types); raises when it does not parse or the type is unknown, so the topic is skipped."""
     store = _store(msgtype, definition, fmt)
-    if encoding == "ros1":
-        return lambda raw: store.deserialize_ros1(raw, msgtype)
-    return lambda raw: store.deserialize_cdr(raw, msgtype)
+    ros1 = encoding == "ros1"
+    decode: Callable[[Any], Any] = ((lambda raw: store.deserialize_ros1(raw, msgtype)) if ros1
+                                    else (lambda raw: store.deserialize_cdr(raw, msgtype)))
+    whole = image_whole(msgtype, ros1) if _standard(msgtype, definition, fmt, ros1) else None
+    if whole is None:
+        return decode
+    return lambda raw: _either(whole(raw), decode, raw)  # pixels not copied; rosbags tells what is wrong
+
+
+def _either(found: Any, decode: Callable[[Any], Any], raw: Any) -> Any:
+    return found if found is not None else decode(raw)
 
 
 @lru_cache(maxsize=512)
@@ -58,7 +66,10 @@ def ros_head(msgtype: str, definition: str, fmt: str, encoding: str) -> HeadPars
     """The header parser of an image type the recording defines as ROS 2 ("cdr") or ROS 1 ("ros1") does (see
     `heads`); None otherwise."""
     ros1 = encoding == "ros1"
-    parse = image_head(msgtype, ros1)
-    if parse is None or not defined_as_standard(_store(msgtype, definition, fmt).fielddefs, msgtype, ros1):
-        return None
-    return parse
+    return image_head(msgtype, ros1) if _standard(msgtype, definition, fmt, ros1) else None
+
+
+def _standard(msgtype: str, definition: str, fmt: str, ros1: bool) -> bool:
+    """Whether the recording lays out an image type as `heads` reads it."""
+    return image_head(msgtype, ros1) is not None and defined_as_standard(
+        _store(msgtype, definition, fmt).fielddefs, msgtype, ros1)
