@@ -50,6 +50,9 @@ def raw_pixels(msg: Any) -> np.ndarray:
     order = ">" if int(getattr(msg, "is_bigendian", 0) or 0) else "<"
     pixels = rows.view(np.dtype(order + dtype)).reshape((height, width, channels) if channels > 1 else (height, width))
     pixels = pixels.astype(np.dtype(dtype).newbyteorder("="), copy=False)  # read-only, like decoded JPEG frames
+    if not pixels.flags.aligned:  # 16-bit samples at an odd offset of a ROS 1 message: C libraries expect aligned
+        pixels = pixels.copy()
+        pixels.flags.writeable = False
     if encoding in _BGR:
         pixels = pixels[..., [2, 1, 0, 3][:channels]]
     return pixels

@@ -70,3 +70,22 @@ def test_encoded_bytes(bags: Any) -> None:
         encoded_bytes(NS(data=b"RIFF....WEBP", format="webp"))
     frame = image_frame(NS(data=jpeg, format="jpeg"), "sensor_msgs/msg/CompressedImage")
     assert frame.format == "jpeg" and frame.data == jpeg
+
+
+@pytest.mark.parametrize("frame_id", ["a", "ab"])  # the data lands at an odd, then an even offset
+def test_16_bit_pixels_read_from_a_ros1_message_are_aligned(frame_id: str) -> None:
+    from rosbags.typesys import Stores, get_typestore
+
+    from robokit.ros.heads import image_whole
+
+    store = get_typestore(Stores.ROS1_NOETIC)
+    types = store.types
+    depth = np.arange(12, dtype=np.uint16).reshape(3, 4) * 1000 + 7
+    header = types["std_msgs/msg/Header"](1, types["builtin_interfaces/msg/Time"](1, 2), frame_id)
+    msg = types["sensor_msgs/msg/Image"](header, 3, 4, "16UC1", 0, 8, depth.view(np.uint8).reshape(-1))
+    parse = image_whole("sensor_msgs/msg/Image", ros1=True)
+    assert parse is not None
+    read = parse(bytes(store.serialize_ros1(msg, "sensor_msgs/msg/Image")))
+    assert read is not None
+    pixels = raw_pixels(read)
+    assert pixels.flags.aligned and not pixels.flags.writeable and np.array_equal(pixels, depth)
