@@ -16,11 +16,8 @@ def test_arena_cap_and_trim_run_in_a_fresh_process() -> None:
     assert _in_fresh_process("from robokit import heap; heap.limit_arenas(); heap.trim(); print('ok')") == "ok\n"
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc and /proc")
-def test_release_returns_freed_memory_only_past_the_slack() -> None:
-    """64 MiB freed under a live block (so glibc cannot shrink its heap's top): `release` gives it back once it
-    passes `SLACK`, and does nothing while less is kept."""
-    code = """
+# A fresh process's start: robokit's arena cap, glibc's malloc and free, its resident bytes.
+_MALLOC = """
 import ctypes, os
 from robokit import heap
 libc = ctypes.CDLL(None)
@@ -29,6 +26,14 @@ libc.free.argtypes = [ctypes.c_void_p]
 def resident():
     return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 heap.limit_arenas()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc and /proc")
+def test_release_returns_freed_memory_only_past_the_slack() -> None:
+    """64 MiB freed under a live block (so glibc cannot shrink its heap's top): `release` gives it back once it
+    passes `SLACK`, and does nothing while less is kept."""
+    code = _MALLOC + """
 heap.release()  # measures the baseline
 blocks = [libc.malloc(64 << 10) for _ in range(1024)]
 for b in blocks:
@@ -52,15 +57,7 @@ print(small >> 20, large >> 20)
 def test_release_after_a_trim_measures_from_the_trim() -> None:
     """Freed right after a trim (an encoder closing as the next opens): the first `release` gives it back; it
     used to take that state as its baseline and keep the freed pages until the next segment."""
-    code = """
-import ctypes, os
-from robokit import heap
-libc = ctypes.CDLL(None)
-libc.malloc.restype = ctypes.c_void_p
-libc.free.argtypes = [ctypes.c_void_p]
-def resident():
-    return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-heap.limit_arenas()
+    code = _MALLOC + """
 heap.trim()
 blocks = [libc.malloc(64 << 10) for _ in range(1024)]
 for b in blocks:
@@ -71,6 +68,7 @@ for b in blocks:
 before = resident(); heap.release(); print((before - resident()) >> 20)
 """
     assert int(_in_fresh_process(code)) >= 48
+
 
 def test_large_arrays_are_mapped_and_behave_as_before() -> None:
     """Values, dtype and shape kept; writable, writes surviving `unmap_resident`; small and object arrays and views
