@@ -22,6 +22,7 @@ _U32 = struct.Struct("<I")
 _TIME = struct.Struct("<iI")
 _SIZE = struct.Struct("<II")
 _CDR_LE = b"\x00\x01"
+IMAGE_TYPES = ("sensor_msgs/msg/Image", "sensor_msgs/msg/CompressedImage")  # the types the parsers read
 
 
 class Head(NamedTuple):
@@ -209,7 +210,7 @@ def _whole(raw: bytes | memoryview, image: bool, cdr: bool) -> ImageMessage | Co
 
 def image_head(msgtype: str, ros1: bool = False) -> HeadParser | None:
     """The header parser of a standard image type (None for other types)."""
-    if msgtype not in ("sensor_msgs/msg/Image", "sensor_msgs/msg/CompressedImage"):
+    if msgtype not in IMAGE_TYPES:
         return None
     image = msgtype == "sensor_msgs/msg/Image"
     return lambda prefix, size: _parse(prefix, size, image, not ros1)
@@ -218,7 +219,7 @@ def image_head(msgtype: str, ros1: bool = False) -> HeadParser | None:
 def image_whole(msgtype: str, ros1: bool = False) -> WholeParser | None:
     """The whole-message parser of a standard image type (None for other types): the decode of every frame an
     export reads, with the checks rosbags makes, but without its copy of the pixels."""
-    if msgtype not in ("sensor_msgs/msg/Image", "sensor_msgs/msg/CompressedImage"):
+    if msgtype not in IMAGE_TYPES:
         return None
     image = msgtype == "sensor_msgs/msg/Image"
     return lambda raw: _whole(raw, image, not ros1)

@@ -8,7 +8,7 @@ from typing import Any
 
 from rosbags.typesys import Stores, get_types_from_idl, get_types_from_msg, get_typestore
 
-from robokit.ros.heads import HeadParser, defined_as_standard, image_head, image_whole
+from robokit.ros.heads import IMAGE_TYPES, HeadParser, defined_as_standard, image_head, image_whole
 
 _IDL_SEPARATOR = "=" * 80 + "\n"
 
@@ -71,5 +71,4 @@ def ros_head(msgtype: str, definition: str, fmt: str, encoding: str) -> HeadPars
 
 def _standard(msgtype: str, definition: str, fmt: str, ros1: bool) -> bool:
     """Whether the recording lays out an image type as `heads` reads it."""
-    return image_head(msgtype, ros1) is not None and defined_as_standard(
-        _store(msgtype, definition, fmt).fielddefs, msgtype, ros1)
+    return msgtype in IMAGE_TYPES and defined_as_standard(_store(msgtype, definition, fmt).fielddefs, msgtype, ros1)
