@@ -52,9 +52,15 @@ class Header(NamedTuple):
 
 
 class ImageHead(NamedTuple):
-    """What the index pass reads of a frame after its first one (see `ImageBuilder.headers_suffice`)."""
+    """What the index pass reads of a frame after its first one (see `ImageBuilder.headers_suffice`): its header,
+    and a raw image's size, encoding, row step and data length (0 for a compressed one), which the index checks."""
 
     header: Header
+    height: int = 0
+    width: int = 0
+    encoding: str = ""
+    step: int = 0
+    data_size: int = 0
 
 
 class ImageMessage(NamedTuple):
@@ -190,7 +196,13 @@ def _layout(prefix: bytes | memoryview, size: int, image: bool,
 
 def _parse(prefix: bytes, size: int, image: bool, cdr: bool) -> ImageHead | None:
     found = _layout(prefix, size, image, cdr)
-    return None if found is None else ImageHead(found[0])
+    if found is None:
+        return None
+    header, fields, _, count = found
+    if not image:
+        return ImageHead(header)
+    height, width, encoding, _, step = fields
+    return ImageHead(header, height, width, encoding, step, count)
 
 
 def _whole(raw: bytes | memoryview, image: bool, cdr: bool) -> ImageMessage | CompressedImageMessage | None:

@@ -18,7 +18,7 @@ from robokit.errors import SourceError
 from robokit.ros.detections import annotation_boxes, annotation_stamp, detection2d_boxes
 from robokit.ros.fields import first_attr, frame_id, header_stamp, quat, time_ns, vec3
 from robokit.ros.motion import ImuBuilder, OdometryBuilder, PoseBuilder, PosesBuilder, TwistBuilder, WrenchBuilder
-from robokit.ros.pixels import probe
+from robokit.ros.pixels import check_frame, probe
 from robokit.ros.topic_builder import Poses, Rows, TopicBuilder
 from robokit.ros.video import FFMPEG_PACKET, VideoTrack, video_codec
 from robokit.sources import naming
@@ -123,6 +123,8 @@ class ImageBuilder(TopicBuilder):
             self.video = VideoTrack(codec, self.topic) if codec else None
             self.layout = None if self.video else probe(msg, self.msgtype)
             self.frame_id = frame_id(msg)
+        elif self.layout is not None:  # a bad frame fails here, counted and left out, not in the export
+            check_frame(msg, self.msgtype, self.layout)
         if self.video is not None:
             self.video.add(msg, self.msgtype, position)
         self.clock.add(header_stamp(msg), log_time)

@@ -40,12 +40,9 @@ def raw_pixels(msg: Any) -> np.ndarray:
         raise UnsupportedMessage(f"unsupported image encoding {encoding!r}")
     dtype, channels, _ = RAW_LAYOUTS[encoding]
     height, width = int(msg.height), int(msg.width)
-    row = width * channels * int(dtype[1])
-    step = int(msg.step) or row
     data = msg.data
     buf = data.view(np.uint8).reshape(-1) if isinstance(data, np.ndarray) else np.frombuffer(as_bytes(data), np.uint8)
-    if step < row or buf.size < height * step:
-        raise ValueError(f"image data of {buf.size} bytes is too short for {width}x{height} {encoding} step {step}")
+    row, step = _rows(msg, buf.size)
     rows = np.ascontiguousarray(buf[: height * step].reshape(height, step)[:, :row])
     order = ">" if int(getattr(msg, "is_bigendian", 0) or 0) else "<"
     pixels = rows.view(np.dtype(order + dtype)).reshape((height, width, channels) if channels > 1 else (height, width))
@@ -84,8 +81,44 @@ def image_frame(msg: Any, msgtype: str) -> Frame:
     return Frame("raw", pixels=raw_pixels(msg))
 
 
+def _rows(msg: Any, size: int) -> tuple[int, int]:
+    """(pixel bytes, bytes with padding) of a row of a raw image whose data has `size` bytes; raises when the
+    data cannot hold the rows its fields say."""
+    dtype, channels, _ = RAW_LAYOUTS[str(msg.encoding)]
+    height, width = int(msg.height), int(msg.width)
+    row = width * channels * int(dtype[1])
+    step = int(msg.step) or row
+    if step < row or size < height * step:
+        raise ValueError(f"image data of {size} bytes is too short for {width}x{height} {msg.encoding} step {step}")
+    return row, step
+
+
+def _data_size(msg: Any) -> int:
+    """Bytes of a raw image's data (an `ImageHead` from the index pass gives the count without the data)."""
+    size = getattr(msg, "data_size", None)
+    if size is not None:
+        return int(size)
+    data = msg.data
+    return int(data.nbytes) if isinstance(data, np.ndarray) else len(data)
+
+
+def check_frame(msg: Any, msgtype: str, first: tuple[int, int, str, str]) -> None:
+    """Raise when a raw frame cannot be one of its topic's frames: its data too short for its fields, or another
+    size or encoding than the topic's first frame (`first`, from `probe`). Compressed frames tell only when decoded."""
+    if msgtype in COMPRESSED_TYPES:
+        return
+    try:
+        width, height, encoding, _ = probe(msg, msgtype)
+    except UnsupportedMessage as err:  # in one frame, not the topic's (the first frame's encoding is supported)
+        raise ValueError(str(err)) from err
+    if (width, height, encoding) != first[:3]:
+        raise ValueError(f"a {width}x{height} {encoding} frame among the topic's {first[0]}x{first[1]} {first[2]} "
+                         "ones")
+
+
 def probe(msg: Any, msgtype: str) -> tuple[int, int, str, str]:
-    """(width, height, decoded encoding, storage format) of a first frame, without keeping pixels."""
+    """(width, height, decoded encoding, storage format) of a first frame, without keeping pixels; raises when a
+    raw frame's data is too short for its fields."""
     if msgtype in COMPRESSED_TYPES:
         if is_compressed_depth(msg):
             return probe_depth(msg)
@@ -95,4 +128,5 @@ def probe(msg: Any, msgtype: str) -> tuple[int, int, str, str]:
     encoding = str(msg.encoding)
     if encoding not in RAW_LAYOUTS:
         raise UnsupportedMessage(f"unsupported image encoding {encoding!r}")
+    _rows(msg, _data_size(msg))
     return int(msg.width), int(msg.height), RAW_LAYOUTS[encoding][2], "raw"

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from mcap.writer import CompressionType, Writer
 
+import robokit
 from robokit.converters.mcap import chunks
 from robokit.ros.bagwriter import START_NS, TOPIC_TYPES, header, joint_state, jpeg_image, raw_image, typestore
 from tests.ros.walking import damaged_copy, walked_and_whole
@@ -17,9 +18,10 @@ from tests.ros.walking import damaged_copy, walked_and_whole
 TOPICS = ("/joint_states", "/camera/front/image_raw", "/camera/wrist/image_raw/compressed")
 
 
-def _bag(out: Path) -> Path:
+def _bag(out: Path, bad_frames: bool = False) -> Path:
     """An MCAP as rosbag2 writes it (uncompressed chunks, no CRCs) but in small chunks: raw and JPEG frames at
-    10 Hz, some with a longer frame_id, and joint states at 50 Hz."""
+    10 Hz, some with a longer frame_id, and joint states at 50 Hz; `bad_frames`: raw frames 5 and 10 sound
+    messages but no frames of the topic (data shorter than their size says; half the size of the others)."""
     ts = typestore()
     rng = np.random.default_rng(3)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -42,7 +44,12 @@ def _bag(out: Path) -> Path:
                                                   np.zeros(2), np.zeros(2)))
             if k % 5 == 0:
                 pixels = rng.integers(0, 255, (24, 32, 3), dtype=np.uint8)
-                write("/camera/front/image_raw", t, raw_image(ts, header(ts, t, "front" * (k % 3)), pixels))
+                raw = raw_image(ts, header(ts, t, "front" * (k % 3)), pixels)
+                if bad_frames and k == 25:
+                    raw.data = raw.data[:-30]
+                if bad_frames and k == 50:
+                    raw = raw_image(ts, raw.header, pixels[::2, ::2])
+                write("/camera/front/image_raw", t, raw)
                 write("/camera/wrist/image_raw/compressed", t, jpeg_image(ts, header(ts, t, "wrist"), pixels))
         w.finish()
     return out
@@ -70,6 +77,22 @@ def test_heads_fall_back_to_the_whole_message_when_it_is_damaged(tmp_path: Path,
     walk, whole, walked = _both(mcap, monkeypatch)
     assert walked and walk == whole
     assert any("failed to decode" in w for w in walk[0][1])
+
+
+def test_raw_frames_that_cannot_be_the_topics_are_left_out_with_a_warning(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Found in the index pass, whether it reads frame headers (walked) or whole messages: the other frames
+    export (before, the first such frame failed every format of the episode when it was encoded)."""
+    mcap = _bag(tmp_path / "bag.mcap", bad_frames=True)
+    walk, whole, walked = _both(mcap, monkeypatch)
+    assert walked and walk == whole
+    (ep,) = robokit.open(mcap)
+    assert len(ep.streams["front/rgb"]) == 18
+    (skip,) = [s for s in ep.skipped if s.topic == "/camera/front/image_raw"]
+    assert skip.count == 2 and skip.reason.startswith("2 of 20 messages failed to decode (ValueError: image data of "
+                                                      "2274 bytes is too short for 32x24 rgb8 step 96)")
+    assert [loss.messages for loss in ep.losses if loss.topic == "/camera/front/image_raw"] == [2]
+    assert all(f.array().shape == (24, 32, 3) for f in ep.streams["front/rgb"].frames())
 
 
 @pytest.mark.parametrize("seed", range(24))
