@@ -34,6 +34,8 @@ CAMERA_TOKENS = frozenset(
         "raw",
         "depth",
         "camera_info",
+        "info",  # RealSense bags: <sensor>/info/camera_info beside <sensor>/image/data
+        "data",
         "calibration",
         "video",
         "compressed_video",
