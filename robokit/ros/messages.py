@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import zlib
 from array import array
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,7 @@ from robokit.errors import SourceError
 from robokit.ros.detections import annotation_boxes, annotation_stamp, detection2d_boxes
 from robokit.ros.fields import first_attr, frame_id, header_stamp, quat, time_ns, vec3
 from robokit.ros.motion import ImuBuilder, OdometryBuilder, PoseBuilder, PosesBuilder, TwistBuilder, WrenchBuilder
-from robokit.ros.pixels import check_frame, probe
+from robokit.ros.pixels import frame_layout, probe
 from robokit.ros.topic_builder import Poses, Rows, TopicBuilder
 from robokit.ros.video import FFMPEG_PACKET, VideoTrack, video_codec
 from robokit.sources import naming
@@ -30,7 +30,9 @@ from robokit.timeline import (
     Stream,
 )
 from robokit.timeline.detections import detection_channel, encode_boxes
+from robokit.timeline.losses import Loss
 
+MAX_LAYOUTS = 255  # raw frame sizes and encodings one image topic may mix (a byte per frame says which)
 _JOINT_FIELDS = {"position": "rad", "velocity": "rad/s", "effort": "N·m"}
 
 
@@ -116,6 +118,8 @@ class ImageBuilder(TopicBuilder):
         self.source: FrameSource | None = None
         self.camera_key = naming.camera_name(topic)
         self.video: VideoTrack | None = None  # coded video: frames decode from the topic's packets
+        self.layouts: dict[tuple[int, int, str, str], int] = {}  # raw frames' sizes and encodings, by first seen
+        self.kinds = array("B")  # each frame's place in `layouts` (raw frames)
 
     def add(self, msg: Any, log_time: int, position: int) -> None:
         if self.layout is None and self.video is None:
@@ -123,12 +127,18 @@ class ImageBuilder(TopicBuilder):
             self.video = VideoTrack(codec, self.topic) if codec else None
             self.layout = None if self.video else probe(msg, self.msgtype)
             self.frame_id = frame_id(msg)
-        elif self.layout is not None:  # a bad frame fails here, counted and left out, not in the export
-            check_frame(msg, self.msgtype, self.layout)
+            layout = self.layout
+        else:  # a raw frame whose data is too short fails here: counted, left out, not met again when encoding
+            layout = frame_layout(msg, self.msgtype) if self.layout is not None else None
+        raw = layout if layout is not None and layout[3] == "raw" else None
+        if raw is not None and raw not in self.layouts and len(self.layouts) == MAX_LAYOUTS:
+            raise ValueError(f"a {raw[0]}x{raw[1]} {raw[2]} frame: over {MAX_LAYOUTS} sizes in one topic")
         if self.video is not None:
             self.video.add(msg, self.msgtype, position)
         self.clock.add(header_stamp(msg), log_time)
         self.positions.append(position)
+        if raw is not None:
+            self.kinds.append(self.layouts.setdefault(raw, len(self.layouts)))
 
     def headers_suffice(self) -> bool:
         """Still images after the first (which gave the layout): only their stamps are read here."""
@@ -144,9 +154,11 @@ class ImageBuilder(TopicBuilder):
             source = self.video.frames(source, self.topic) if source is not None else None
         if self.layout is None:
             return []
+        samples: Sequence[int] = range(len(self.positions))
+        if len(self.layouts) > 1:  # frames of one size and encoding make a stream: the most common one's
+            samples = self._one_layout()
         width, height, encoding, fmt = self.layout
         name = naming.image_channel(self.topic, encoding in ("16UC1", "mono16", "32FC1"))
-        samples = range(len(self.positions))
         if self.video is not None:  # frames before the first keyframe cannot be decoded
             first = self.video.first_keyframe()
             samples = range(int(np.searchsorted(self.positions, first)), len(self.positions))
@@ -170,6 +182,22 @@ class ImageBuilder(TopicBuilder):
                 origin=self.origin,
             )
         ]
+
+    def _one_layout(self) -> list[int]:
+        """The frames of the topic's most common raw layout (the first seen on a tie), the others left out as a
+        warning and a loss; sets `layout` to it."""
+        kinds = np.frombuffer(self.kinds, np.uint8)
+        counts = np.bincount(kinds)
+        best = int(np.argmax(counts))
+        layouts = list(self.layouts)
+        self.layout = layouts[best]
+        others = ", ".join(f"{counts[i]} at {w}x{h} {enc}" for i, (w, h, enc, _) in enumerate(layouts) if i != best)
+        left = len(kinds) - int(counts[best])
+        w, h, enc, _ = self.layout
+        self.warnings.append(f"{self.topic}: {left} frame(s) of another size or encoding than the topic's other "
+                             f"{counts[best]} ({w}x{h} {enc}) left out ({others})")
+        self.losses.append(Loss(self.topic, f"frames of another size or encoding than {w}x{h} {enc}", left))
+        return np.flatnonzero(kinds == best).tolist()
 
     def _content(self) -> Callable[[int], Hashable]:
         """Frame i's digest, to tell a repeated frame from another one at the same time.

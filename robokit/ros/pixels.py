@@ -102,18 +102,15 @@ def _data_size(msg: Any) -> int:
     return int(data.nbytes) if isinstance(data, np.ndarray) else len(data)
 
 
-def check_frame(msg: Any, msgtype: str, first: tuple[int, int, str, str]) -> None:
-    """Raise when a raw frame cannot be one of its topic's frames: its data too short for its fields, or another
-    size or encoding than the topic's first frame (`first`, from `probe`). Compressed frames tell only when decoded."""
+def frame_layout(msg: Any, msgtype: str) -> tuple[int, int, str, str] | None:
+    """`probe` of a raw frame after the first (None for a compressed one: only decoding tells); ValueError when its
+    data is too short or its encoding unsupported (in one frame: the topic's first frame's encoding is)."""
     if msgtype in COMPRESSED_TYPES:
-        return
+        return None
     try:
-        width, height, encoding, _ = probe(msg, msgtype)
-    except UnsupportedMessage as err:  # in one frame, not the topic's (the first frame's encoding is supported)
+        return probe(msg, msgtype)
+    except UnsupportedMessage as err:  # not the topic's fault, so not a skip of the whole topic
         raise ValueError(str(err)) from err
-    if (width, height, encoding) != first[:3]:
-        raise ValueError(f"a {width}x{height} {encoding} frame among the topic's {first[0]}x{first[1]} {first[2]} "
-                         "ones")
 
 
 def probe(msg: Any, msgtype: str) -> tuple[int, int, str, str]:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+import pytest
 
 from robokit.ros import topic_builder
 from robokit.ros.builders import builder_for
@@ -124,6 +127,30 @@ def test_repeated_image_frames_told_apart_by_content() -> None:
     (stream,) = b.build()
     assert stream.timestamps.tolist() == [10, 20, 21, 30] and stream.positions.tolist() == [0, 1, 3, 4]
     assert any("1 sample(s) of camera/rgb dropped" in w for w in b.warnings), b.warnings
+
+
+def test_an_image_topic_keeps_the_frames_of_its_most_common_size() -> None:
+    """A camera whose first frame (or any other) has another size or encoding than the rest: those are left out as
+    a warning and a loss, whichever comes first; a frame whose data is too short fails in `add` (counted there)."""
+    b = builder_for("/cam/image_raw", "sensor_msgs/msg/Image")
+    assert isinstance(b, ImageBuilder)
+
+    def msg(width: int, encoding: str = "rgb8", data: int | None = None) -> Any:
+        size = width * 2 * (3 if encoding == "rgb8" else 1)
+        return wrap_json({"header": {"stamp": {"sec": 0, "nanosec": 0}, "frame_id": "cam"}, "height": 2,
+                          "width": width, "encoding": encoding, "step": size // 2, "data": [0] * (data or size)})
+
+    frames = [msg(2), msg(4), msg(4), msg(4, "mono8"), msg(4), msg(2)]
+    for i, m in enumerate(frames):
+        b.add(m, 10 * i, i)
+    with pytest.raises(ValueError, match="too short"):
+        b.add(msg(4, data=5), 60, 6)
+    (stream,) = b.build()
+    assert (stream.width, stream.height, stream.encoding) == (4, 2, "rgb8")
+    assert stream.positions.tolist() == [1, 2, 4] and stream.timestamps.tolist() == [10, 20, 40]
+    assert "/cam/image_raw: 3 frame(s) of another size or encoding than the topic's other 3 (4x2 rgb8) left out " \
+           "(2 at 2x2 rgb8, 1 at 4x2 mono8)" in b.warnings
+    assert [(loss.topic, loss.messages) for loss in b.losses] == [("/cam/image_raw", 3)]
 
 
 def test_ros_log_messages_are_one_event_line_each() -> None:

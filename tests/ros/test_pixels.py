@@ -10,7 +10,7 @@ import pytest
 
 from robokit.ros.fields import UnsupportedMessage
 from robokit.ros.heads import Header, ImageHead, Stamp
-from robokit.ros.pixels import check_frame, encoded_bytes, image_frame, raw_pixels
+from robokit.ros.pixels import encoded_bytes, frame_layout, image_frame, raw_pixels
 
 
 def raw_msg(pixels: np.ndarray, encoding: str, pad: int = 0, big: bool = False) -> NS:
@@ -60,18 +60,16 @@ def test_raw_pixels_errors() -> None:
         raw_pixels(NS(height=2, width=2, encoding="rgb8", step=6, data=b"\0" * 6))
 
 
-def test_check_frame_against_the_topics_first() -> None:
-    first = (2, 3, "rgb8", "raw")
+def test_frame_layout_of_a_later_frame() -> None:
     image, head = "sensor_msgs/msg/Image", Header(Stamp(0, 0), "")
-    check_frame(NS(height=3, width=2, encoding="bgr8", step=6, data=b"\0" * 18), image, first)  # decodes to rgb8
-    check_frame(ImageHead(head, 3, 2, "rgb8", 8, 24), image, first)  # the index pass's header: data length only
+    bgr = NS(height=3, width=2, encoding="bgr8", step=6, data=b"\0" * 18)
+    assert frame_layout(bgr, image) == (2, 3, "rgb8", "raw")  # as decoded
+    assert frame_layout(ImageHead(head, 3, 2, "rgb8", 8, 24), image) == (2, 3, "rgb8", "raw")  # the data's length only
     with pytest.raises(ValueError, match="too short"):
-        check_frame(ImageHead(head, 3, 2, "rgb8", 8, 23), image, first)
-    with pytest.raises(ValueError, match="a 2x3 mono8 frame among the topic's 2x3 rgb8 ones"):
-        check_frame(NS(height=3, width=2, encoding="mono8", step=2, data=b"\0" * 6), image, first)
+        frame_layout(ImageHead(head, 3, 2, "rgb8", 8, 23), image)
     with pytest.raises(ValueError, match="yuv422"):  # not UnsupportedMessage: that would skip the whole topic
-        check_frame(NS(height=3, width=2, encoding="yuv422", step=4, data=b"\0" * 12), image, first)
-    check_frame(ImageHead(head), "sensor_msgs/msg/CompressedImage", first)  # told only when decoded
+        frame_layout(NS(height=3, width=2, encoding="yuv422", step=4, data=b"\0" * 12), image)
+    assert frame_layout(ImageHead(head), "sensor_msgs/msg/CompressedImage") is None  # told only when decoded
 
 
 def test_encoded_bytes(bags: Any) -> None:

@@ -89,9 +89,11 @@ def test_raw_frames_that_cannot_be_the_topics_are_left_out_with_a_warning(tmp_pa
     (ep,) = robokit.open(mcap)
     assert len(ep.streams["front/rgb"]) == 18
     (skip,) = [s for s in ep.skipped if s.topic == "/camera/front/image_raw"]
-    assert skip.count == 2 and skip.reason.startswith("2 of 20 messages failed to decode (ValueError: image data of "
-                                                      "2274 bytes is too short for 32x24 rgb8 step 96)")
-    assert [loss.messages for loss in ep.losses if loss.topic == "/camera/front/image_raw"] == [2]
+    assert skip.count == 1 and skip.reason == ("1 of 20 messages failed to decode (ValueError: image data of 2274 "
+                                               "bytes is too short for 32x24 rgb8 step 96)")
+    assert "/camera/front/image_raw: 1 frame(s) of another size or encoding than the topic's other 18 (32x24 rgb8) " \
+           "left out (1 at 16x12 rgb8)" in ep.warnings
+    assert [loss.messages for loss in ep.losses if loss.topic == "/camera/front/image_raw"] == [1, 1]
     assert all(f.array().shape == (24, 32, 3) for f in ep.streams["front/rgb"].frames())
 
 
