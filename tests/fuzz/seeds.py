@@ -10,6 +10,8 @@ from pathlib import Path
 
 FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 RECORDING_FORMATS = ("webdataset",)  # the episode format every recording is converted to (cheap to write)
+REALDATA = Path(__file__).resolve().parents[1] / "realdata" / "ros"
+REAL_CAMERAS = ("librealsense_depth_color.bag", "fiducials_aruco_marker.bag", "ait_images")  # committed copies
 FIXTURE_FORMATS = ("mcap",)  # the public bags (and custom types) hold neither cameras nor joints: MCAP takes all
 SCENE_FORMATS = ("usd",)
 SCENE_ARGS = ("--collision", "convex-hull")  # CoACD's decomposition takes seconds per mesh: too slow per case
@@ -139,6 +141,11 @@ def build_seeds(base: Path, with_fixtures: bool = True) -> list[Seed]:
     _point_cloud_ply(base / "ply-points" / "points.ply")
     seeds.append(Seed("ply-points", base / "ply-points", "points.ply", SCENE_FORMATS, scene=True))
 
+    for name in REAL_CAMERAS:  # real frames from other writers: librealsense's lz4 chunks, rosbag's JPEG, rosbag2_py
+        src = REALDATA / name
+        _copy(src, base / f"real-{src.stem}")
+        seeds.append(Seed(f"real-{src.stem}", base / f"real-{src.stem}", "." if src.is_dir() else src.name,
+                          FIXTURE_FORMATS))
     if with_fixtures and FIXTURES.is_dir():
         for kind, rel in (("ros1", "ros1/example-unsorted-chunks.bag"), ("ros1", "ros1/no-messages.bag"),
                           ("ros1", "ros1/example-lz4.bag"), ("ros2-sqlite3", "rosbag2/talker_sqlite3"),
