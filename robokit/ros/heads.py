@@ -17,6 +17,7 @@ import numpy as np
 from rosbags.interfaces import Nodetype
 
 HEAD_BYTES = 512  # read of a frame in the index pass: its header, strings and data length
+DATA_HEAD = 20  # a compressed frame's first data bytes the index pass checks: JPEG, PNG or compressedDepth magic
 WALK_ABOVE = 1 << 18  # chunk bytes from which an uncompressed chunk is walked in the file, not read whole
 _U32 = struct.Struct("<I")
 _TIME = struct.Struct("<iI")
@@ -52,8 +53,9 @@ class Header(NamedTuple):
 
 
 class ImageHead(NamedTuple):
-    """What the index pass reads of a frame after its first one (see `ImageBuilder.headers_suffice`): its header,
-    and a raw image's size, encoding, row step and data length (0 for a compressed one), which the index checks."""
+    """What the index pass reads of a frame after its first one (see `ImageBuilder.headers_suffice`): its header;
+    a raw image's size, encoding, row step and data length; a compressed image's first data bytes (up to
+    `DATA_HEAD`; None when they lie past the prefix). The index checks them (`pixels.frame_layout`)."""
 
     header: Header
     height: int = 0
@@ -61,6 +63,7 @@ class ImageHead(NamedTuple):
     encoding: str = ""
     step: int = 0
     data_size: int = 0
+    data_head: bytes | None = None
 
 
 class ImageMessage(NamedTuple):
@@ -198,9 +201,10 @@ def _parse(prefix: bytes, size: int, image: bool, cdr: bool) -> ImageHead | None
     found = _layout(prefix, size, image, cdr)
     if found is None:
         return None
-    header, fields, _, count = found
+    header, fields, start, count = found
     if not image:
-        return ImageHead(header)
+        end = start + min(count, DATA_HEAD)
+        return ImageHead(header, data_size=count, data_head=bytes(prefix[start:end]) if end <= len(prefix) else None)
     height, width, encoding, _, step = fields
     return ImageHead(header, height, width, encoding, step, count)
 

@@ -18,7 +18,7 @@ from robokit.errors import SourceError
 from robokit.ros.detections import annotation_boxes, annotation_stamp, detection2d_boxes
 from robokit.ros.fields import first_attr, frame_id, header_stamp, quat, time_ns, vec3
 from robokit.ros.motion import ImuBuilder, OdometryBuilder, PoseBuilder, PosesBuilder, TwistBuilder, WrenchBuilder
-from robokit.ros.pixels import frame_layout, probe
+from robokit.ros.pixels import COMPRESSED_TYPES, frame_layout, probe
 from robokit.ros.topic_builder import Poses, Rows, TopicBuilder
 from robokit.ros.video import FFMPEG_PACKET, VideoTrack, video_codec
 from robokit.sources import naming
@@ -128,9 +128,9 @@ class ImageBuilder(TopicBuilder):
             self.layout = None if self.video else probe(msg, self.msgtype)
             self.frame_id = frame_id(msg)
             layout = self.layout
-        else:  # a raw frame whose data is too short fails here: counted, left out, not met again when encoding
-            layout = frame_layout(msg, self.msgtype) if self.layout is not None else None
-        raw = layout if layout is not None and layout[3] == "raw" else None
+        else:  # a frame that cannot decode (raw data too short, no JPEG/PNG) fails here: counted, left out
+            layout = frame_layout(msg, self.msgtype, self.layout[3]) if self.layout is not None else None
+        raw = layout if layout is not None and layout[3] == "raw" and self.msgtype not in COMPRESSED_TYPES else None
         if raw is not None and raw not in self.layouts and len(self.layouts) == MAX_LAYOUTS:
             raise ValueError(f"a {raw[0]}x{raw[1]} {raw[2]} frame: over {MAX_LAYOUTS} sizes in one topic")
         if self.video is not None:

@@ -10,6 +10,7 @@ from PIL import Image
 
 from robokit.ros.depth import depth_frame, is_compressed_depth, probe_depth
 from robokit.ros.fields import UnsupportedMessage, as_bytes
+from robokit.ros.heads import DATA_HEAD, ImageHead
 from robokit.ros.video import video_codec
 from robokit.timeline import Frame
 
@@ -58,13 +59,20 @@ def raw_pixels(msg: Any) -> np.ndarray:
 def encoded_bytes(msg: Any) -> tuple[str, bytes]:
     """(jpeg|png, bytes) of a compressed image; ROS `compressedDepth` loses its 12-byte header."""
     data = as_bytes(msg.data)
+    fmt = _encoded_magic(data)
+    if fmt is None:
+        raise UnsupportedMessage(f"unsupported compressed image format {getattr(msg, 'format', '')!r}")
+    return fmt, data if data.startswith((_JPEG_MAGIC, _PNG_MAGIC)) else data[12:]
+
+
+def _encoded_magic(data: bytes) -> str | None:
+    """jpeg or png from a compressed image's first `DATA_HEAD` bytes (a compressedDepth PNG after its 12-byte
+    header), None for anything else."""
     if data.startswith(_JPEG_MAGIC):
-        return "jpeg", data
-    if data.startswith(_PNG_MAGIC):
-        return "png", data
-    if data[12:20] == _PNG_MAGIC:
-        return "png", data[12:]
-    raise UnsupportedMessage(f"unsupported compressed image format {getattr(msg, 'format', '')!r}")
+        return "jpeg"
+    if data.startswith(_PNG_MAGIC) or data[12:20] == _PNG_MAGIC:
+        return "png"
+    return None
 
 
 def image_frame(msg: Any, msgtype: str) -> Frame:
@@ -99,13 +107,23 @@ def _data_size(msg: Any) -> int:
     if size is not None:
         return int(size)
     data = msg.data
-    return int(data.nbytes) if isinstance(data, np.ndarray) else len(data)
+    return int(data.nbytes) if isinstance(data, np.ndarray) else len(as_bytes(data) if isinstance(data, str) else data)
 
 
-def frame_layout(msg: Any, msgtype: str) -> tuple[int, int, str, str] | None:
-    """`probe` of a raw frame after the first (None for a compressed one: only decoding tells); ValueError when its
-    data is too short or its encoding unsupported (in one frame: the topic's first frame's encoding is)."""
+def frame_layout(msg: Any, msgtype: str, stored: str) -> tuple[int, int, str, str] | None:
+    """`probe` of a raw frame after the first (None for a compressed one: only decoding tells its size); ValueError
+    when a raw frame's data is too short or its encoding unsupported (in one frame: the topic's first frame's
+    encoding is), or a frame of a JPEG or PNG topic (`stored`: the first frame's format) is neither (empty, say)."""
     if msgtype in COMPRESSED_TYPES:
+        if stored not in ("jpeg", "png"):  # compressedDepth: its PNG or RVL is checked when decoded
+            return None
+        if isinstance(msg, ImageHead):
+            head = msg.data_head  # None: past the prefix, not checked here
+        else:
+            data = msg.data
+            head = as_bytes(data if isinstance(data, str) else data[:DATA_HEAD])[:DATA_HEAD]  # str: base64 (JSON)
+        if head is not None and not _encoded_magic(head):
+            raise ValueError(f"compressed image data of {_data_size(msg)} bytes is neither JPEG nor PNG")
         return None
     try:
         return probe(msg, msgtype)

@@ -63,13 +63,21 @@ def test_raw_pixels_errors() -> None:
 def test_frame_layout_of_a_later_frame() -> None:
     image, head = "sensor_msgs/msg/Image", Header(Stamp(0, 0), "")
     bgr = NS(height=3, width=2, encoding="bgr8", step=6, data=b"\0" * 18)
-    assert frame_layout(bgr, image) == (2, 3, "rgb8", "raw")  # as decoded
-    assert frame_layout(ImageHead(head, 3, 2, "rgb8", 8, 24), image) == (2, 3, "rgb8", "raw")  # the data's length only
+    assert frame_layout(bgr, image, "raw") == (2, 3, "rgb8", "raw")  # as decoded
+    head_only = ImageHead(head, 3, 2, "rgb8", 8, 24)  # the index pass: the data length only
+    assert frame_layout(head_only, image, "raw") == (2, 3, "rgb8", "raw")
     with pytest.raises(ValueError, match="too short"):
-        frame_layout(ImageHead(head, 3, 2, "rgb8", 8, 23), image)
+        frame_layout(ImageHead(head, 3, 2, "rgb8", 8, 23), image, "raw")
     with pytest.raises(ValueError, match="yuv422"):  # not UnsupportedMessage: that would skip the whole topic
-        frame_layout(NS(height=3, width=2, encoding="yuv422", step=4, data=b"\0" * 12), image)
-    assert frame_layout(ImageHead(head), "sensor_msgs/msg/CompressedImage") is None  # told only when decoded
+        frame_layout(NS(height=3, width=2, encoding="yuv422", step=4, data=b"\0" * 12), image, "raw")
+    compressed, jpeg = "sensor_msgs/msg/CompressedImage", b"\xff\xd8\xff\xe0"
+    assert frame_layout(ImageHead(head, data_size=900, data_head=jpeg), compressed, "jpeg") is None  # size: decoded
+    assert frame_layout(NS(format="jpeg", data=np.frombuffer(jpeg * 9, np.uint8)), compressed, "jpeg") is None
+    assert frame_layout(ImageHead(head, data_size=900, data_head=None), compressed, "jpeg") is None  # not in prefix
+    for empty in (ImageHead(head, data_size=0, data_head=b""), NS(format="jpeg", data=b"")):
+        with pytest.raises(ValueError, match="compressed image data of 0 bytes is neither JPEG nor PNG"):
+            frame_layout(empty, compressed, "jpeg")
+    assert frame_layout(NS(format="16UC1; compressedDepth rvl", data=b"\0" * 30), compressed, "raw") is None
 
 
 def test_encoded_bytes(bags: Any) -> None:

@@ -21,7 +21,8 @@ TOPICS = ("/joint_states", "/camera/front/image_raw", "/camera/wrist/image_raw/c
 def _bag(out: Path, bad_frames: bool = False) -> Path:
     """An MCAP as rosbag2 writes it (uncompressed chunks, no CRCs) but in small chunks: raw and JPEG frames at
     10 Hz, some with a longer frame_id, and joint states at 50 Hz; `bad_frames`: raw frames 5 and 10 sound
-    messages but no frames of the topic (data shorter than their size says; half the size of the others)."""
+    messages but no frames of the topic (data shorter than their size says; half the size of the others), JPEG
+    frames 7 and 14 no JPEG (empty; text)."""
     ts = typestore()
     rng = np.random.default_rng(3)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -50,7 +51,10 @@ def _bag(out: Path, bad_frames: bool = False) -> Path:
                 if bad_frames and k == 50:
                     raw = raw_image(ts, raw.header, pixels[::2, ::2])
                 write("/camera/front/image_raw", t, raw)
-                write("/camera/wrist/image_raw/compressed", t, jpeg_image(ts, header(ts, t, "wrist"), pixels))
+                jpeg = jpeg_image(ts, header(ts, t, "wrist"), pixels)
+                if bad_frames and k in (35, 70):  # empty, and not an image
+                    jpeg.data = np.frombuffer(b"" if k == 35 else b"no image" * 8, np.uint8)
+                write("/camera/wrist/image_raw/compressed", t, jpeg)
         w.finish()
     return out
 
@@ -79,7 +83,7 @@ def test_heads_fall_back_to_the_whole_message_when_it_is_damaged(tmp_path: Path,
     assert any("failed to decode" in w for w in walk[0][1])
 
 
-def test_raw_frames_that_cannot_be_the_topics_are_left_out_with_a_warning(tmp_path: Path,
+def test_frames_that_cannot_be_the_topics_are_left_out_with_a_warning(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Found in the index pass, whether it reads frame headers (walked) or whole messages: the other frames
     export (before, the first such frame failed every format of the episode when it was encoded)."""
@@ -94,6 +98,11 @@ def test_raw_frames_that_cannot_be_the_topics_are_left_out_with_a_warning(tmp_pa
     assert "/camera/front/image_raw: 1 frame(s) of another size or encoding than the topic's other 18 (32x24 rgb8) " \
            "left out (1 at 16x12 rgb8)" in ep.warnings
     assert [loss.messages for loss in ep.losses if loss.topic == "/camera/front/image_raw"] == [1, 1]
+    (skip,) = [s for s in ep.skipped if s.topic == "/camera/wrist/image_raw/compressed"]
+    assert skip.count == 2 and skip.reason == ("2 of 20 messages failed to decode (ValueError: compressed image data "
+                                               "of 0 bytes is neither JPEG nor PNG)")
+    assert len(ep.streams["wrist/rgb"]) == 18
+    assert all(f.array().shape == (24, 32, 3) for f in ep.streams["wrist/rgb"].frames())
     assert all(f.array().shape == (24, 32, 3) for f in ep.streams["front/rgb"].frames())
 
 
