@@ -7,8 +7,8 @@ before the clock starts (robokit's reader modules are reported apart as `imports
   rosbags: AnyReader iteration + deserialisation of every message.
 Prints the median of `--repeat` runs. Run by hand:
 `.venv/bin/python bench/read_speed.py [--seconds 11] [--out /tmp/robokit-bench/bag]`.
-Measured on a shared 2-core machine (304 MB bag): rosbags 0.32 s (962 MB/s), robokit 0.25 s (1199 MB/s),
-plus 0.18 s importing robokit's reader modules.
+Measured on a shared 2-core machine (304 MB bag), 3 runs: rosbags 0.26-0.29 s (1041-1150 MB/s), robokit 0.15 s
+(2058-2093 MB/s), plus 0.13 s importing robokit's reader modules.
 """
 
 from __future__ import annotations
