@@ -102,7 +102,7 @@ def _rows(msg: Any, size: int) -> tuple[int, int]:
 
 
 def _data_size(msg: Any) -> int:
-    """Bytes of a raw image's data (an `ImageHead` from the index pass gives the count without the data)."""
+    """Bytes of an image's data (an `ImageHead` from the index pass gives the count without the data)."""
     size = getattr(msg, "data_size", None)
     if size is not None:
         return int(size)
@@ -111,9 +111,9 @@ def _data_size(msg: Any) -> int:
 
 
 def frame_layout(msg: Any, msgtype: str, stored: str) -> tuple[int, int, str, str] | None:
-    """`probe` of a raw frame after the first (None for a compressed one: only decoding tells its size); ValueError
-    when a raw frame's data is too short or its encoding unsupported (in one frame: the topic's first frame's
-    encoding is), or a frame of a JPEG or PNG topic (`stored`: the first frame's format) is neither (empty, say)."""
+    """`probe` of a frame after its topic's first (None for a compressed one: only decoding tells its size).
+    ValueError, so that the frame alone is left out, when a raw frame's data is too short or its encoding
+    unsupported, or when a frame of a JPEG or PNG topic (`stored`: the first frame's format) is neither."""
     if msgtype in COMPRESSED_TYPES:
         if stored not in ("jpeg", "png"):  # compressedDepth: its PNG or RVL is checked when decoded
             return None
