@@ -23,6 +23,8 @@ from robokit.sources.framesource import TopicClouds, TopicFrames
 from robokit.timeline import CameraInfo, ImageStream, Loss, SkippedTopic, Stream
 from robokit.timeline.episode import LoadedWithLosses
 
+GROUP_NOTES = 5  # topics sharing a warning word for word, from which it is one line
+
 Decode = Callable[[Any], Any]
 Scan = Callable[[int | None], Generator[Any, None, None]]  # a topic's raw items from a log time on
 TopicReader = Callable[[str], tuple[Scan, Decode]]  # topic → (its scan, raw item → message object)
@@ -189,7 +191,7 @@ class Collector:
             if t.topic not in attached:
                 why = "no calibrated message (K is all zero)" if cam.info is None else "no image stream"
                 skip(t, f"{why} for camera {cam.camera_key!r}", t.count - t.failed)
-        return streams, skipped, self.warnings, self.losses
+        return streams, skipped, grouped_notes(self.warnings), self.losses
 
     def _give_source(self, t: _Topic, b: TopicBuilder, log_times: array[int]) -> None:
         """Give a lazy builder its frame or cloud source: the topic re-read and decoded on demand."""
@@ -234,3 +236,25 @@ def _sized(info: CameraInfo, stream: ImageStream) -> CameraInfo:
     if info.width and info.height:
         return info
     return replace(info, width=stream.width, height=stream.height)
+
+
+def grouped_notes(warnings: list[str]) -> list[str]:
+    """Warnings `/topic: note` that `GROUP_NOTES` or more topics share word for word as one line naming how many
+    and the first three (a RealSense bag's 60 option topics all logged at 1 ns); the others as they were, in order."""
+    by_note: dict[str, list[str]] = {}
+    for warning in warnings:
+        topic, sep, note = warning.partition(": ")
+        if sep and topic.startswith("/") and topic not in by_note.setdefault(note, []):
+            by_note[note].append(topic)
+    out: list[str] = []
+    done: set[str] = set()
+    for warning in warnings:
+        topic, sep, note = warning.partition(": ")
+        topics = by_note.get(note, []) if sep and topic.startswith("/") else []
+        if len(topics) < GROUP_NOTES:
+            out.append(warning)
+        elif note not in done:
+            done.add(note)
+            more = f" and {len(topics) - 3} more" if len(topics) > 3 else ""
+            out.append(f"{len(topics)} topics ({', '.join(topics[:3])}{more}): {note}")
+    return out

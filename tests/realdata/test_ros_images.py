@@ -90,6 +90,10 @@ def test_realsense_cameras_get_their_calibration(ros_roots: dict[str, Path]) -> 
     path = ros_roots[REALSENSE]
     (ep,) = robokit.open(path)
     assert not [s for s in ep.skipped if s.msgtype.endswith("CameraInfo")]
+    # its ~60 option topics, logged at 1 ns, share one note: one line
+    assert [w for w in ep.warnings if "last at 0.000 s" in w] == [
+        "64 topics (/file_version, /device_0/sensor_0/Depth_0/info, /device_0/sensor_1/Color_0/info and 61 more): log "
+        "timestamps near zero (simulation time or an unset clock, last at 0.000 s); kept as recorded"]
     for channel, topic in CAMERAS[REALSENSE].items():
         stream = ep.streams[channel]
         assert isinstance(stream, ImageStream) and stream.camera is not None
