@@ -130,7 +130,7 @@ class ImageBuilder(TopicBuilder):
             layout = self.layout
         else:  # a frame that cannot decode (raw data too short, no JPEG/PNG) fails here: counted, left out
             layout = frame_layout(msg, self.msgtype, self.layout[3]) if self.layout is not None else None
-        raw = layout if layout is not None and layout[3] == "raw" and self.msgtype not in COMPRESSED_TYPES else None
+        raw = None if self.msgtype in COMPRESSED_TYPES else layout  # compressedDepth decodes to raw too: not tracked
         if raw is not None and raw not in self.layouts and len(self.layouts) == MAX_LAYOUTS:
             raise ValueError(f"a {raw[0]}x{raw[1]} {raw[2]} frame: over {MAX_LAYOUTS} sizes in one topic")
         if self.video is not None:

@@ -103,9 +103,8 @@ def _rows(msg: Any, size: int) -> tuple[int, int]:
 
 def _data_size(msg: Any) -> int:
     """Bytes of an image's data (an `ImageHead` from the index pass gives the count without the data)."""
-    size = getattr(msg, "data_size", None)
-    if size is not None:
-        return int(size)
+    if isinstance(msg, ImageHead):
+        return msg.data_size
     data = msg.data
     return int(data.nbytes) if isinstance(data, np.ndarray) else len(as_bytes(data) if isinstance(data, str) else data)
 
