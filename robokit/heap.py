@@ -16,6 +16,8 @@ import sys
 import tempfile
 import threading
 import weakref
+from collections.abc import Sequence
+from typing import IO, Any
 
 import numpy as np
 
@@ -27,8 +29,10 @@ _LIBC = ctypes.CDLL(None) if os.name == "posix" else None
 _PAGE = os.sysconf("SC_PAGE_SIZE") if os.path.exists("/proc/self/statm") else None  # Linux: resident size
 MAP_ABOVE = 256 << 10  # bytes: a larger timeline array lives in a mapped file (export_memory at 600 s: 280 MiB
 # peak, 287 with every array in memory)
-MAX_MAPPED = 1024  # mapped arrays at once, each holding a file descriptor; past it arrays stay in memory
+MAX_MAPPED = 1024  # mapped arrays and open row spools at once, each holding a file descriptor; past it arrays stay
+# in memory
 _mapped: weakref.WeakSet[mmap.mmap] = weakref.WeakSet()
+_spools: weakref.WeakSet[RowSpool] = weakref.WeakSet()  # those holding a file open
 _mapped_lock = threading.Lock()
 _DONTNEED = getattr(mmap, "MADV_DONTNEED", None)  # absent on Windows
 _after_trim: int | None = None  # `_unused_resident()` right after the last trim (None: not measured since)
@@ -105,21 +109,102 @@ def mapped(array: np.ndarray) -> np.ndarray:
     (shared, so writes stay: it behaves as the array did): the system's page cache holds it, and `unmap_resident`
     drops it from this process's resident memory between reads, so an episode's length does not raise the
     export's peak. In memory when no file can be made (the values are the same either way)."""
-    if array.nbytes < MAP_ABOVE or array.dtype.kind not in "biuf" or is_mapped(array):
+    if array.nbytes < MAP_ABOVE or array.dtype.kind not in "biuf" or is_mapped(array) or not _may_map():
         return array
-    with _mapped_lock:
-        if len(_mapped) >= MAX_MAPPED:
-            return array
     try:
         with tempfile.TemporaryFile(prefix="robokit-array-") as file:
             file.write(np.ascontiguousarray(array).data)
-            file.flush()
-            view = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_WRITE)  # keeps its own descriptor
+            return _map(file, array.dtype, array.shape)
     except OSError:
         return array
+
+
+def take(array: np.ndarray, rows: np.ndarray, columns: slice = slice(None)) -> np.ndarray:
+    """`array[rows][:, columns]` of a 2-D array, contiguous; made a block at a time in a mapped file when large (see
+    `mapped`), so a long topic's kept samples are never copied whole into anonymous memory. `array` itself when
+    that is all of it, in order, and contiguous."""
+    rows = np.asarray(rows, dtype=np.int64)
+    width = len(range(*columns.indices(array.shape[1])))
+    if width == array.shape[1] and array.flags.c_contiguous and len(rows) == len(array) and (not len(rows) or (
+            rows[0] == 0 and bool(np.all(np.diff(rows) == 1)))):
+        return array
+    shape = (len(rows), width)
+    if len(rows) * width * array.itemsize < MAP_ABOVE or array.dtype.kind not in "biuf" or not _may_map():
+        return np.ascontiguousarray(array[rows][:, columns])
+    block = max(1, MAP_ABOVE // (width * array.itemsize))
+    try:
+        with tempfile.TemporaryFile(prefix="robokit-array-") as file:
+            for start in range(0, len(rows), block):
+                file.write(np.ascontiguousarray(array[rows[start:start + block]][:, columns]).data)
+            return _map(file, array.dtype, shape)
+    except OSError:
+        return np.ascontiguousarray(array[rows][:, columns])
+
+
+class RowSpool:
+    """Float64 rows appended one at a time, in memory up to `MAP_ABOVE` bytes; past it, a block at a time into an
+    unlinked temporary file, so a long topic's values are never whole in anonymous memory (a doubling buffer held
+    twice an hour of joint states at its growth). `array()` maps them (see `mapped`); in memory without a file."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self._block = np.empty((max(16, MAP_ABOVE // (8 * width)), width))
+        self._filled = 0  # rows in `_block`
+        self._full: list[np.ndarray] = []  # full blocks kept in memory (no file could be made)
+        self._file: IO[bytes] | None = None
+        self._written = 0  # rows in the file
+
+    def __len__(self) -> int:
+        return self._written + sum(map(len, self._full)) + self._filled
+
+    def append(self, row: Sequence[float] | np.ndarray) -> None:
+        """Add one row; raises (ValueError, TypeError) before it counts when the row does not fit."""
+        self._block[self._filled] = row
+        self._filled += 1
+        if self._filled == len(self._block):
+            self._spill()
+
+    def array(self) -> np.ndarray:
+        """The rows so far, (N, width): mapped once any went to the file (later appends leave it as it was)."""
+        if self._file is None:
+            return np.concatenate([*self._full, self._block[: self._filled]]) if self._full else \
+                self._block[: self._filled]
+        self._file.seek(self._written * self.width * 8)
+        self._file.write(self._block[: self._filled].data)  # the tail; the next full block overwrites it
+        return _map(self._file, np.dtype(np.float64), (len(self), self.width))
+
+    def _spill(self) -> None:
+        if self._file is None and not self._full and _may_map():
+            with contextlib.suppress(OSError):
+                self._file = tempfile.TemporaryFile(prefix="robokit-array-")  # noqa: SIM115 - the spool's, closed with it
+                with _mapped_lock:
+                    _spools.add(self)
+        if self._file is None:
+            self._full.append(self._block)
+            self._block = np.empty_like(self._block)
+        else:
+            self._file.seek(self._written * self.width * 8)
+            self._file.write(self._block.data)
+            self._written += len(self._block)
+        self._filled = 0
+
+
+def _may_map() -> bool:
+    """Whether another mapped array may be made (each holds a file descriptor)."""
+    with _mapped_lock:
+        return len(_mapped) + len(_spools) < MAX_MAPPED
+
+
+def _map(file: IO[bytes], dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray:
+    """The first bytes of `file` as an array of `shape`, writable and shared, registered for `unmap_resident`."""
+    file.flush()
+    size = int(np.prod(shape)) * dtype.itemsize
+    view = mmap.mmap(file.fileno(), size, access=mmap.ACCESS_WRITE) if size else None  # keeps its own descriptor
+    if view is None:
+        return np.empty(shape, dtype)
     with _mapped_lock:
         _mapped.add(view)
-    return np.frombuffer(view, dtype=array.dtype).reshape(array.shape)
+    return np.frombuffer(view, dtype=dtype).reshape(shape)
 
 
 def is_mapped(array: np.ndarray) -> bool:

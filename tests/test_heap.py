@@ -90,6 +90,50 @@ def test_large_arrays_are_mapped_and_behave_as_before() -> None:
     assert heap.mapped(objects) is objects
 
 
+def test_row_spool_keeps_long_series_in_a_mapped_file() -> None:
+    """Rows past MAP_ABOVE bytes end up mapped, equal to what was appended (the partial last block included, and
+    rows appended after a first `array()`); a short series stays in memory; a row that does not fit raises and
+    does not count."""
+    from robokit import heap
+
+    rows = np.arange(heap.MAP_ABOVE // 8 + 1000, dtype=np.float64).reshape(-1, 2) / 3
+    spool = heap.RowSpool(2)
+    for row in rows[:-7]:
+        spool.append(row)
+    first = spool.array()
+    assert heap.is_mapped(first) and first.shape == (len(rows) - 7, 2)
+    np.testing.assert_array_equal(first, rows[:-7])
+    for row in rows[-7:]:
+        spool.append(row)
+    with pytest.raises(ValueError):
+        spool.append([1.0, 2.0, 3.0])
+    assert len(spool) == len(rows)
+    np.testing.assert_array_equal(spool.array(), rows)
+    np.testing.assert_array_equal(first, rows[:-7])  # an earlier array keeps its rows
+    short = heap.RowSpool(3)
+    short.append((1.0, 2.0, 3.0))
+    assert not heap.is_mapped(short.array()) and short.array().tolist() == [[1.0, 2.0, 3.0]]
+    assert heap.RowSpool(4).array().shape == (0, 4)
+
+
+def test_take_copies_block_by_block_into_a_mapped_file() -> None:
+    """`take` equals fancy indexing (rows reordered or dropped, a column range), maps a large result, and returns
+    the array itself when it keeps all of it in order."""
+    from robokit import heap
+
+    values = np.arange(heap.MAP_ABOVE // 8 * 7, dtype=np.float64).reshape(-1, 7)
+    assert heap.take(values, np.arange(len(values))) is values
+    rows = np.concatenate([np.arange(1, len(values), 2), [0]])
+    for columns in (slice(None), slice(0, 3), slice(3, 7)):
+        taken = heap.take(values, rows, columns)
+        np.testing.assert_array_equal(taken, values[rows][:, columns])
+        assert heap.is_mapped(taken) and taken.flags.c_contiguous
+    small = heap.take(values[:10], np.array([3, 1]), slice(3, 7))
+    assert not heap.is_mapped(small) and small.tolist() == values[[3, 1], 3:].tolist()
+    strided = values[:, ::2]
+    assert heap.take(strided, np.arange(len(strided))) is not strided  # made contiguous
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and madvise")
 def test_unmap_resident_gives_back_what_was_read() -> None:
     code = """

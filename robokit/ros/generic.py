@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from robokit import heap
 from robokit.ros.fields import header_stamp, message_fields, time_fields
 from robokit.ros.topic_builder import Rows, TopicBuilder
 from robokit.sources import naming
@@ -104,7 +105,7 @@ class _Channel:
         if not samples:
             return []
         ts, keep = self.b.ordered(self.name, samples, lambda i: values[i].tobytes())
-        return [NumericStream(self.name, ts, values[keep], tuple(names), "", origin=self.b.origin)]
+        return [NumericStream(self.name, ts, heap.take(values, keep), tuple(names), "", origin=self.b.origin)]
 
 
 class _Scalars(_Channel):

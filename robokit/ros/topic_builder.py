@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from robokit import heap
 from robokit.timeline import (
     Loss,
     NumericStream,
@@ -129,35 +130,32 @@ class TopicBuilder:
 
 
 class Rows:
-    """Samples of one numeric series: clock indices, and float64 rows written in place into a buffer that doubles
-    when full. A message's own arrays are not kept: each would hold the message's whole buffer (a topic of 60,000
-    joint states held 100 MB that way, its values 10 MB)."""
+    """Samples of one numeric series: clock indices, and float64 rows in a `heap.RowSpool` (a long topic's in a
+    mapped file). A message's own arrays are not kept: each would hold the message's whole buffer (a topic of
+    60,000 joint states held 100 MB that way, its values 10 MB)."""
 
     def __init__(self, width: int | None = None) -> None:
         self.samples = array("q")
-        self._data = None if width is None else np.empty((16, width))  # width None: the first row's
+        self._rows = None if width is None else heap.RowSpool(width)  # width None: the first row's
 
     def __len__(self) -> int:
         return len(self.samples)
 
     def add(self, sample: int, row: Sequence[float] | np.ndarray) -> None:
         """Append one row; raises (ValueError, TypeError) before the sample counts when the row does not fit."""
-        n = len(self.samples)
-        if self._data is None:
-            self._data = np.empty((16, len(row)))
-        elif n == len(self._data):
-            self._data = np.concatenate([self._data, np.empty_like(self._data)])
-        self._data[n] = row
+        if self._rows is None:
+            self._rows = heap.RowSpool(len(row))
+        self._rows.append(row)
         self.samples.append(sample)
 
     def values(self) -> np.ndarray:
         """The rows so far, (N, width)."""
-        return self._data[: len(self.samples)] if self._data is not None else np.empty((0, 0))
+        return self._rows.array() if self._rows is not None else np.empty((0, 0))
 
     def stream(self, b: TopicBuilder, name: str, names: Sequence[str], unit: str) -> NumericStream:
         values = self.values().reshape(len(self.samples), len(names))
         ts, keep = b.ordered(name, self.samples, lambda i: values[i].tobytes())
-        return NumericStream(name, ts, values[keep], tuple(names), unit, origin=b.origin)
+        return NumericStream(name, ts, heap.take(values, keep), tuple(names), unit, origin=b.origin)
 
 
 class Poses:
@@ -173,6 +171,5 @@ class Poses:
     def stream(self, b: TopicBuilder, name: str, child: str, static: bool = False) -> PoseStream:
         values = self.rows.values()
         ts, keep = b.ordered(name, self.rows.samples, lambda i: values[i].tobytes())
-        kept = values[keep]
-        return PoseStream(name, ts, np.ascontiguousarray(kept[:, :3]), np.ascontiguousarray(kept[:, 3:]),
+        return PoseStream(name, ts, heap.take(values, keep, slice(0, 3)), heap.take(values, keep, slice(3, 7)),
                           parent_frame=self.parent, child_frame=child, static=static, origin=b.origin)

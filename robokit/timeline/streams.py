@@ -51,6 +51,8 @@ def order_samples(
     kept sample, duplicates dropped, samples moved).
     """
     ts = np.asarray(timestamps, dtype=np.int64)
+    if len(ts) < 2 or bool(np.all(ts[1:] > ts[:-1])):  # the usual case, without the sort's n-sized temporaries
+        return ts.copy() if ts is timestamps else ts, np.arange(len(ts), dtype=np.int64), 0, 0
     order = np.argsort(ts, kind="stable")
     ts_sorted = ts[order]
     same = np.zeros(len(ts_sorted), dtype=bool)

@@ -97,6 +97,15 @@ def test_episode_loader_runs_once() -> None:
     assert info.streams[0].count == 2 and info.to_dict()["streams"][0]["channel"] == "a/b"
 
 
+def test_sorted_timestamps_are_kept_as_they_are_not_aliased() -> None:
+    from robokit.timeline.streams import order_samples
+
+    ts = np.array([1, 5, 9], dtype=np.int64)
+    out, keep, dropped, moved = order_samples(ts)
+    assert out.tolist() == [1, 5, 9] and keep.tolist() == [0, 1, 2] and (dropped, moved) == (0, 0)
+    assert out is not ts
+
+
 def test_order_samples_keeps_same_time_other_content_in_recorded_order() -> None:
     from robokit.timeline.streams import order_samples
 
