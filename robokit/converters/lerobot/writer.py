@@ -1,4 +1,4 @@
-"""LeRobot v3.0 writer: Parquet data in row groups per episode, one continuous MP4 per camera file.
+"""LeRobot v3.0 writer: Parquet data in row groups of one episode each, one continuous MP4 per camera file.
 
 Each episode is encoded on its own (its cameras into in-memory MP4s in parallel threads, its statistics
 while frames stream), possibly in another process; assembly then writes the Parquet and remuxes the
