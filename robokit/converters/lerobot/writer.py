@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from robokit import heap
 from robokit.converters.actions import ActionMeaning, meaning_of
 from robokit.converters.episodes import trace
 from robokit.converters.lerobot.depth import DEPTH_MAX, drop_small_depth
@@ -218,7 +219,8 @@ def _episode_columns(p: PreparedEpisode, fps: int, quat_order: str, keys: dict[s
     columns.update({keys[f"pose:{name}"]: pose_vector(pose, quat_order) for name, pose in p.poses.items()})
     columns["timestamp"] = (frame_index / fps).astype(np.float32)
     columns["frame_index"] = frame_index
-    return columns, vectors, not_written
+    # held until the episode is assembled, after its videos: a long episode's in mapped files (`heap.mapped`)
+    return {key: heap.mapped(values) for key, values in columns.items()}, vectors, not_written
 
 
 LEROBOT = LeRobotWriter()

@@ -17,7 +17,8 @@ import importlib
 import itertools
 import struct
 import zlib
-from collections.abc import Callable, Collection, Iterator, Sequence
+from array import array
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import IO, NamedTuple
 
 import numpy as np
@@ -198,14 +199,20 @@ class ChunkTable:
 
     BLOCK = 512  # chunks a scan filters at once: its memory is a block's, however long the recording
 
-    def __init__(self, indexes: Sequence[ChunkIndex]) -> None:
+    def __init__(self, indexes: Iterable[ChunkIndex]) -> None:
+        """Made in one pass, so the ChunkIndex objects can be dropped as they are read."""
         sets: dict[frozenset[int], int] = {}
-        self._holds = np.fromiter((sets.setdefault(frozenset(i.message_index_offsets), len(sets)) for i in indexes),
-                                  np.int64, len(indexes))
+        holds, starts, ends, offsets = array("q"), array("Q"), array("Q"), array("Q")
+        for i in indexes:
+            holds.append(sets.setdefault(frozenset(i.message_index_offsets), len(sets)))
+            starts.append(i.message_start_time)
+            ends.append(i.message_end_time)
+            offsets.append(i.chunk_start_offset)
+        self._holds = np.frombuffer(holds, np.int64)
         self._channels = tuple(sets)  # the distinct sets of channels the chunks hold, by first appearance
-        self._starts = np.fromiter((i.message_start_time for i in indexes), np.uint64, len(indexes))
-        self._ends = np.fromiter((i.message_end_time for i in indexes), np.uint64, len(indexes))
-        self._offsets = np.fromiter((i.chunk_start_offset for i in indexes), np.uint64, len(indexes))
+        self._starts = np.frombuffer(starts, np.uint64)
+        self._ends = np.frombuffer(ends, np.uint64)
+        self._offsets = np.frombuffer(offsets, np.uint64)
         self._order = np.lexsort((self._offsets, self._starts))  # (start time, offset) order, sorted once
 
     def __len__(self) -> int:
