@@ -47,6 +47,30 @@ def test_same_messages_in_the_same_order_as_mcap(compression: CompressionType) -
             for _, c, m in indexed_messages(f, index, ["/t0", "/t2"], start=20)] == some
 
 
+def test_summary_read_as_mcap_reads_it() -> None:
+    """The summary robokit reads record by record holds what mcap's `get_summary` holds (metadata and attachment
+    indexes included), its chunk indexes as the table."""
+    buf = io.BytesIO()
+    w = Writer(buf, chunk_size=300)
+    w.start()
+    channel = w.register_channel("/t", "json", w.register_schema("s", "jsonschema", b"{}"))
+    for n in range(50):
+        w.add_message(channel, log_time=n, data=b"x" * 100, publish_time=n)
+    w.add_metadata("m", {"k": "v"})
+    w.add_attachment(create_time=0, log_time=0, name="a", media_type="text/plain", data=b"a")
+    w.finish()
+    buf.seek(0)
+    expected = make_reader(buf).get_summary()
+    assert expected is not None
+    index, why = indexed_reader(buf)
+    assert index is not None and not why and not index.summary.chunk_indexes
+    got = index.summary
+    assert (got.schemas, got.channels, got.statistics) == (expected.schemas, expected.channels, expected.statistics)
+    assert (got.metadata_indexes, got.attachment_indexes) == (expected.metadata_indexes, expected.attachment_indexes)
+    assert list(index.chunks.reaching(None, None)) == sorted((c.message_start_time, c.chunk_start_offset)
+                                                            for c in expected.chunk_indexes)
+
+
 def test_damaged_chunks_are_errors() -> None:
     data = _mcap(CompressionType.NONE)
     f = io.BytesIO(data)
