@@ -18,6 +18,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from robokit import heap
 from robokit.errors import ChannelError, ResampleError
 from robokit.frames.quaternion import canonical
 from robokit.timeline import Episode, EventStream, NumericStream, PoseStream, Stream
@@ -87,6 +88,7 @@ def resample(
     reports: dict[str, StreamReport] = {}
     for name, stream in streams.items():
         out[name], reports[name] = _resample_stream(name, stream, grid, method)
+        heap.unmap_resident()  # what it read of mapped arrays: resident one stream at a time, not the episode's
     report = ResampleReport(fps, method, int(grid[0]), int(grid[-1]), len(grid), reports)
     return ResampledEpisode(episode.with_streams(out), report)
 

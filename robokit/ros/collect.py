@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from robokit import heap
 from robokit.ros.builders import builder_for
 from robokit.ros.fields import UnsupportedMessage, normalize_type
 from robokit.ros.generic import GenericBuilder
@@ -165,6 +166,7 @@ class Collector:
             if t.log_times is not None:
                 self._give_source(t, b, t.log_times)
             built = b.build()
+            heap.unmap_resident()  # what building read of mapped arrays: one topic's resident at a time
             self.warnings.extend(b.warnings)
             self.losses.extend(b.losses)
             if not built:
