@@ -12,7 +12,7 @@ recorded rate, timestamps) live in mapped files; `arrays MiB` reports those held
 Run by hand: `.venv/bin/python bench/export_memory.py [--seconds 15 120 600] [--runs 3] [--formats ...]`.
 Measured on a shared 2-core machine, one run each, peak / steady / anonymous peak: 179 / 138 / 113, 184 / 139 / 118
 and 186 / 151 / 118 MiB for 15, 120 and 600 s (0.4, 3.4, 16.8 GB bags; at 600 s 0.4 MiB of arrays in memory, 11.0
-mapped); with `--size 320x240 --seconds 15 600 2400`, 139 / 120 / 72, 154 / 126 / 79 and 216 / 145 / 100 MiB.
+mapped); with `--size 320x240 --seconds 15 600 2400`, 141 / 122 / 75, 155 / 138 / 80 and 177 / 147 / 94 MiB.
 Libraries' file-backed pages, 67 MiB of each peak here, were 117 in other
 runs on the same machine: compare lengths within one run, and the anonymous peak (robokit's own memory) across runs.
 """
