@@ -148,7 +148,7 @@ class RowSpool:
 
     def __init__(self, width: int) -> None:
         self.width = width
-        self._block = np.empty((max(16, MAP_ABOVE // (8 * width)), width))
+        self._block = np.empty((max(16, MAP_ABOVE // (8 * max(1, width))), width))  # width 0: a message's empty array
         self._filled = 0  # rows in `_block`
         self._full: list[np.ndarray] = []  # full blocks kept in memory (no file could be made)
         self._file: IO[bytes] | None = None

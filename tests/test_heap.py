@@ -114,6 +114,10 @@ def test_row_spool_keeps_long_series_in_a_mapped_file() -> None:
     short.append((1.0, 2.0, 3.0))
     assert not heap.is_mapped(short.array()) and short.array().tolist() == [[1.0, 2.0, 3.0]]
     assert heap.RowSpool(4).array().shape == (0, 4)
+    empty = heap.RowSpool(0)  # a JointState without joints: rows of no values
+    for _ in range(heap.MAP_ABOVE // 8 + 1):
+        empty.append([])
+    assert empty.array().shape == (heap.MAP_ABOVE // 8 + 1, 0)
 
 
 def test_take_copies_block_by_block_into_a_mapped_file() -> None:
