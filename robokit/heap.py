@@ -16,7 +16,7 @@ import sys
 import tempfile
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import IO, Any
 
 import numpy as np
@@ -112,9 +112,7 @@ def mapped(array: np.ndarray) -> np.ndarray:
     if array.nbytes < MAP_ABOVE or array.dtype.kind not in "biuf" or is_mapped(array) or not _may_map():
         return array
     try:
-        with tempfile.TemporaryFile(prefix="robokit-array-") as file:
-            file.write(np.ascontiguousarray(array).data)
-            return _map(file, array.dtype, array.shape)
+        return _file_array([array], array.dtype, array.shape)
     except OSError:
         return array
 
@@ -133,10 +131,8 @@ def take(array: np.ndarray, rows: np.ndarray, columns: slice = slice(None)) -> n
         return np.ascontiguousarray(array[rows][:, columns])
     block = max(1, MAP_ABOVE // (width * array.itemsize))
     try:
-        with tempfile.TemporaryFile(prefix="robokit-array-") as file:
-            for start in range(0, len(rows), block):
-                file.write(np.ascontiguousarray(array[rows[start:start + block]][:, columns]).data)
-            return _map(file, array.dtype, shape)
+        return _file_array((array[rows[start:start + block]][:, columns] for start in range(0, len(rows), block)),
+                           array.dtype, shape)
     except OSError:
         return np.ascontiguousarray(array[rows][:, columns])
 
@@ -193,6 +189,14 @@ def _may_map() -> bool:
     """Whether another mapped array may be made (each holds a file descriptor)."""
     with _mapped_lock:
         return len(_mapped) + len(_spools) < MAX_MAPPED
+
+
+def _file_array(parts: Iterable[np.ndarray], dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray:
+    """`parts` one after another in an unlinked temporary file, mapped as one array (OSError without a file)."""
+    with tempfile.TemporaryFile(prefix="robokit-array-") as file:
+        for part in parts:
+            file.write(np.ascontiguousarray(part).data)
+        return _map(file, dtype, shape)
 
 
 def _map(file: IO[bytes], dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray:
