@@ -120,6 +120,25 @@ def test_row_spool_keeps_long_series_in_a_mapped_file() -> None:
     assert empty.array().shape == (heap.MAP_ABOVE // 8 + 1, 0)
 
 
+def test_row_spool_extends_and_reads_back_in_blocks() -> None:
+    """Rows added in bulk across block boundaries read back in order, in blocks of at most the size asked, from the
+    file and from memory alike."""
+    from robokit import heap
+
+    rows = np.random.default_rng(0).normal(size=(heap.MAP_ABOVE // 24 * 3 + 11, 3))
+    spool = heap.RowSpool(3)
+    for part in np.array_split(rows, [5, 9000, 9001]):
+        spool.extend(part)
+    assert len(spool) == len(rows)
+    blocks = list(spool.blocks(4000))
+    assert max(map(len, blocks)) <= 4000
+    np.testing.assert_array_equal(np.concatenate(blocks), rows)
+    np.testing.assert_array_equal(spool.array(), rows)
+    small = heap.RowSpool(1)
+    small.extend(np.ones((3, 1)))
+    assert np.concatenate(list(small.blocks(2))).tolist() == [[1.0]] * 3
+
+
 def test_take_copies_block_by_block_into_a_mapped_file() -> None:
     """`take` equals fancy indexing (rows reordered or dropped, a column range), maps a large result, and returns
     the array itself when it keeps all of it in order."""

@@ -1,16 +1,19 @@
-"""Feature statistics (min, max, mean, std, count, quantiles) computed exactly, without a second pass.
+"""Feature statistics (min, max, mean, std, count, quantiles) computed exactly.
 
-Vectors keep their rows (they are small); images accumulate per-channel 256-bin histograms of
-sampled, strided frames, so quantiles stay exact for the sampled pixels and episodes merge exactly.
+Vectors are read a block at a time (a dataset's kept in a file until its stats are written); images accumulate
+per-channel 256-bin histograms of sampled, strided frames, so quantiles stay exact for the sampled pixels and
+episodes merge exactly.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
+
+from robokit import heap
 
 QUANTILES = (0.01, 0.10, 0.50, 0.90, 0.99)
 QUANTILE_KEYS = tuple(f"q{round(q * 100):02d}" for q in QUANTILES)
@@ -18,14 +21,137 @@ QUANTILE_KEYS = tuple(f"q{round(q * 100):02d}" for q in QUANTILES)
 
 def vector_stats(values: np.ndarray) -> dict[str, np.ndarray]:
     """Stats over rows of an (N, D) array (bools as 0/1); each stat is a length-D array, count is [N]."""
-    v = np.asarray(values, dtype=np.float64)
-    if v.ndim == 1:
-        v = v[:, None]
-    out = {"min": v.min(axis=0), "max": v.max(axis=0), "mean": v.mean(axis=0), "std": v.std(axis=0),
-           "count": np.array([len(v)], dtype=np.int64)}
-    qs = np.quantile(v, QUANTILES, axis=0)
+    v = values[:, None] if values.ndim == 1 else values
+    return _stats(lambda: (np.asarray(v[s:s + BLOCK_ROWS], dtype=np.float64) for s in range(0, len(v), BLOCK_ROWS)),
+                  len(v), v.shape[1])
+
+
+class VectorStats:
+    """Exact stats over rows added an episode at a time, the rows kept in a file (`heap.RowSpool`) and read back a
+    block at a time: a dataset's global stats without holding its columns in memory."""
+
+    def __init__(self) -> None:
+        self._spool: heap.RowSpool | None = None
+
+    def add(self, values: np.ndarray) -> None:
+        """Add an (N, D) or (N,) array's rows (bools as 0/1)."""
+        rows = values[:, None] if values.ndim == 1 else values
+        if self._spool is None:
+            self._spool = heap.RowSpool(rows.shape[1])
+        self._spool.extend(rows)
+
+    def stats(self) -> dict[str, np.ndarray]:
+        """`vector_stats` of every row added."""
+        spool = self._spool
+        if spool is None:
+            raise ValueError("stats need at least one row")
+        return _stats(lambda: spool.blocks(BLOCK_ROWS), len(spool), spool.width)
+
+
+BLOCK_ROWS = 1 << 16  # rows read at once when computing stats
+_GATHER = 1 << 20  # values of one dimension sorted at once (8 MiB); more are first narrowed down by a histogram
+_BINS = 1 << 12
+
+
+def _stats(blocks: Callable[[], Iterator[np.ndarray]], n: int, width: int) -> dict[str, np.ndarray]:
+    """min, max, mean, std (numpy's, population) and quantiles (numpy's default, linear) of `n` rows that `blocks()`
+    yields as float64 blocks, each call a new pass; memory is a block's, not the rows'."""
+    if n == 0:
+        raise ValueError("stats need at least one row")
+    with np.errstate(invalid="ignore", over="ignore"):  # infinities and NaN give NaN or inf, as numpy's do
+        return _exact(blocks, n, width)
+
+
+def _exact(blocks: Callable[[], Iterator[np.ndarray]], n: int, width: int) -> dict[str, np.ndarray]:
+    lo, hi, total = np.full(width, np.inf), np.full(width, -np.inf), np.zeros(width)
+    for b in blocks():
+        lo, hi, total = np.minimum(lo, b.min(axis=0)), np.maximum(hi, b.max(axis=0)), total + b.sum(axis=0)
+    mean = total / n
+    squares = np.zeros(width)
+    for b in blocks():
+        squares += ((b - mean) ** 2).sum(axis=0)
+    out = {"min": lo, "max": hi, "mean": mean, "std": np.sqrt(squares / n), "count": np.array([n], dtype=np.int64)}
+    qs = np.array([_quantiles(blocks, n, d, lo[d], hi[d]) for d in range(width)]).T.reshape(len(QUANTILES), width)
     out.update({k: qs[i] for i, k in enumerate(QUANTILE_KEYS)})
     return out
+
+
+def _quantiles(blocks: Callable[[], Iterator[np.ndarray]], n: int, dim: int, lo: float, hi: float) -> np.ndarray:
+    """`np.quantile(column, QUANTILES)` of one dimension, exactly, from the order statistics it interpolates."""
+    if np.isnan(lo) or np.isnan(hi):
+        return np.full(len(QUANTILES), np.nan)  # as numpy: NaN anywhere makes every quantile NaN
+    virtual = (n - 1) * np.asarray(QUANTILES)  # numpy's index formula for the linear method, to the last bit
+    below = np.floor(virtual)
+    gamma = virtual - below
+    prev = below.astype(np.int64)
+    nxt = np.minimum(prev + 1, n - 1)
+    values = _order_statistics(blocks, dim, sorted({*prev.tolist(), *nxt.tolist()}), lo, hi, 0, n)
+    a, b = np.array([values[i] for i in prev]), np.array([values[i] for i in nxt])
+    diff = b - a  # numpy's _lerp, so the result is the same to the last bit
+    return np.asarray(np.where(gamma >= 0.5, b - diff * (1 - gamma), a + diff * gamma), dtype=np.float64)
+
+
+def _order_statistics(blocks: Callable[[], Iterator[np.ndarray]], dim: int, ranks: list[int], lo: float, hi: float,
+                      below: int, count: int) -> dict[int, float]:
+    """The values at `ranks` (0-based, in sorted order) of the column, given that the `count` values in [lo, hi]
+    hold those ranks and `below` values lie under `lo`: sorted directly when few, else narrowed by a histogram."""
+    if lo == hi:
+        return dict.fromkeys(ranks, lo)
+    if np.isinf(lo) or np.isinf(hi):
+        return _past_infinities(blocks, dim, ranks, lo, hi, below, count)
+    if count <= _GATHER:
+        kept = np.sort(np.concatenate([c[(c >= lo) & (c <= hi)] for c in (b[:, dim] for b in blocks())]))
+        return {r: float(kept[r - below]) for r in ranks}
+    scale = _BINS / (hi * 0.5 - lo * 0.5)  # halves: the width of [-1e308, 1e308] overflows
+    counts = np.zeros(_BINS, dtype=np.int64)
+    for b in blocks():
+        c = b[:, dim]
+        counts += np.bincount(_bin(c[(c >= lo) & (c <= hi)], lo, scale), minlength=_BINS)
+    starts = below + np.concatenate(([0], np.cumsum(counts)[:-1]))
+    by_bin: dict[int, list[int]] = {}
+    for r in ranks:
+        by_bin.setdefault(int(np.searchsorted(starts, r, side="right")) - 1, []).append(r)
+    wanted = np.zeros(_BINS, dtype=bool)
+    wanted[list(by_bin)] = True
+    bin_lo, bin_hi = np.full(_BINS, np.inf), np.full(_BINS, -np.inf)
+    for b in blocks():  # each wanted bin's smallest and largest value: the next, narrower range
+        c = b[:, dim]
+        c = c[(c >= lo) & (c <= hi)]
+        bins = _bin(c, lo, scale)
+        keep = wanted[bins]
+        np.minimum.at(bin_lo, bins[keep], c[keep])
+        np.maximum.at(bin_hi, bins[keep], c[keep])
+    found: dict[int, float] = {}
+    for k, rs in by_bin.items():
+        found.update(_order_statistics(blocks, dim, rs, bin_lo[k], bin_hi[k], int(starts[k]), int(counts[k])))
+    return found
+
+
+def _past_infinities(blocks: Callable[[], Iterator[np.ndarray]], dim: int, ranks: list[int], lo: float, hi: float,
+                     below: int, count: int) -> dict[int, float]:
+    """`_order_statistics` when [lo, hi] reaches an infinity: ranks among the infinities are those, the others are
+    looked up among the finite values."""
+    neg = pos = 0
+    finite_lo, finite_hi = np.inf, -np.inf
+    for b in blocks():
+        c = b[:, dim]
+        c = c[(c >= lo) & (c <= hi)]
+        neg, pos = neg + int(np.count_nonzero(c == -np.inf)), pos + int(np.count_nonzero(c == np.inf))
+        finite = c[np.isfinite(c)]
+        if len(finite):
+            finite_lo, finite_hi = min(finite_lo, finite.min()), max(finite_hi, finite.max())
+    found = {r: -np.inf if r < below + neg else np.inf for r in ranks
+             if r < below + neg or r >= below + count - pos}
+    rest = [r for r in ranks if r not in found]
+    if rest:
+        found.update(_order_statistics(blocks, dim, rest, finite_lo, finite_hi, below + neg, count - neg - pos))
+    return found
+
+
+def _bin(values: np.ndarray, lo: float, scale: float) -> np.ndarray:
+    """Histogram bin of each value in [lo, hi]: monotone in the value, so a bin is a range of values, and lo and hi
+    fall in the first and the last bin (each narrowing leaves fewer values)."""
+    return np.minimum(((values * 0.5 - lo * 0.5) * scale).astype(np.int64), _BINS - 1)
 
 
 class ImageStats:

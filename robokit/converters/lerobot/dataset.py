@@ -16,6 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from robokit import heap
 from robokit.converters.lerobot.depth import depth_info
 from robokit.converters.lerobot.layout import (
     CHUNKS_SIZE,
@@ -28,7 +29,7 @@ from robokit.converters.lerobot.layout import (
     split_ranges,
 )
 from robokit.converters.lerobot.videos import CameraFiles
-from robokit.converters.stats import ImageStats, merge_image_stats, to_json, vector_stats
+from robokit.converters.stats import ImageStats, VectorStats, merge_image_stats, to_json, vector_stats
 from robokit.converters.vectors import pose_names
 from robokit.converters.video import video_info
 
@@ -65,6 +66,7 @@ class DataFiles:
             self._writer = pq.ParquetWriter(self._path, table.schema, compression="snappy",
                                             use_dictionary=[c for c in DICTIONARY_COLUMNS if c in columns])
         self._writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
+        heap.release_arrow()
         return {"data/chunk_index": self.counter.chunk, "data/file_index": self.counter.file}
 
     def close(self) -> None:
@@ -86,7 +88,7 @@ class DatasetWriter:
         self.records: list[dict[str, Any]] = []
         self.splits: list[str] = []
         self.split_warning = ""
-        self.values: dict[str, list[np.ndarray]] = {}
+        self.values: dict[str, VectorStats] = {}  # every frame's, for the global stats
         self.image_stats: dict[str, list[ImageStats]] = {}
         self.frames = 0
 
@@ -116,7 +118,7 @@ class DatasetWriter:
         row.update(ep.trace)
         self.records.append(row)
         for name, v in columns.items():
-            self.values.setdefault(name, []).append(v)
+            self.values.setdefault(name, VectorStats()).add(v)
         for cam in self.videos:
             self.image_stats.setdefault(cam, []).append(ep.videos[cam].stats)
         self.frames += n
@@ -208,7 +210,7 @@ class DatasetWriter:
 
     def _write_stats(self) -> None:
         """Global stats: exact over all frames for vectors, merged histograms for images."""
-        out: dict[str, Any] = {name: to_json(vector_stats(np.concatenate(v))) for name, v in self.values.items()}
+        out: dict[str, Any] = {name: to_json(v.stats()) for name, v in self.values.items()}
         for cam, stats in self.image_stats.items():
             out[self.videos[cam].key] = to_json(merge_image_stats(stats).stats())
         (self.root / "meta" / "stats.json").write_text(json.dumps(out, indent=4))
