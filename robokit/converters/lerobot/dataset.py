@@ -75,6 +75,43 @@ class DataFiles:
             self._writer = None
 
 
+EPISODE_ROWS = 100  # episodes-table rows per Parquet row group, written as they come: a row holds every feature's
+# stats (34 KiB as Python objects for the sample's), so 100k episodes held until the end took 3 GiB
+
+
+class EpisodeTable:
+    """meta/episodes: a row per episode, written a row group at a time, typed by the first row."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.count = 0
+        self._rows: list[dict[str, Any]] = []
+        self._schema: pa.Schema | None = None
+        self._writer: Any = None
+
+    def add(self, row: dict[str, Any]) -> None:
+        self._rows.append(row)
+        self.count += 1
+        if len(self._rows) >= EPISODE_ROWS:
+            self._flush()
+
+    def close(self) -> None:
+        self._flush()
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+
+    def _flush(self) -> None:
+        if not self._rows:
+            return
+        if self._writer is None:
+            self._schema = _episode_schema(self._rows[0])
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = pq.ParquetWriter(self.path, self._schema)
+        self._writer.write_table(pa.Table.from_pylist(self._rows, schema=self._schema))
+        self._rows = []
+
+
 class DatasetWriter:
     """Writes one dataset root from encoded episodes, in order: data and videos as they come, then meta/."""
 
@@ -85,7 +122,7 @@ class DatasetWriter:
         self.videos: dict[str, CameraFiles] = {}
         self.first: EpisodeData | None = None
         self.tasks: dict[str, int] = dict(plan.tasks)  # text → index, the source's when it had a table
-        self.records: list[dict[str, Any]] = []
+        self.episodes = EpisodeTable(root / EPISODES_PATH.format(chunk_index=0, file_index=0))
         self.splits: list[str] = []
         self.split_warning = ""
         self.values: dict[str, VectorStats] = {}  # every frame's, for the global stats
@@ -99,7 +136,7 @@ class DatasetWriter:
             self.first = ep
             self.videos = {cam: CameraFiles(self.root, ep.schema.key(cam), ep.schema.fps, self.plan.video_mb * 1e6)
                            for cam, _, _ in ep.schema.cameras}
-        n, start, ep_index = ep.n_frames, self.frames, len(self.records)
+        n, start, ep_index = ep.n_frames, self.frames, self.episodes.count
         self.splits.append(ep.split)
         columns = {**ep.columns, "episode_index": np.full(n, ep_index, dtype=np.int64),
                    "index": start + ep.columns["frame_index"],
@@ -116,7 +153,7 @@ class DatasetWriter:
         row["meta/episodes/chunk_index"] = 0
         row["meta/episodes/file_index"] = 0
         row.update(ep.trace)
-        self.records.append(row)
+        self.episodes.add(row)
         for name, v in columns.items():
             self.values.setdefault(name, VectorStats()).add(v)
         for cam in self.videos:
@@ -130,14 +167,15 @@ class DatasetWriter:
         return self.tasks.setdefault(task, max(self.tasks.values(), default=-1) + 1)
 
     def close(self) -> None:
-        """Finish the open data and video files."""
+        """Finish the open data, episodes and video files."""
         self.data.close()
+        self.episodes.close()
         for files in self.videos.values():
             files.close()
 
     def write_meta(self) -> None:
         """meta/: episodes, tasks, stats, then info.json (from the closed video files)."""
-        self._write_episodes()
+        self.episodes.close()
         self._write_tasks()
         self._write_stats()
         (self.root / "meta" / "info.json").write_text(json.dumps(self._info(self._features()), indent=4))
@@ -171,7 +209,7 @@ class DatasetWriter:
 
     def _info(self, features: dict[str, Any]) -> dict[str, Any]:
         assert self.first is not None
-        count = len(self.records)
+        count = self.episodes.count
         splits, self.split_warning = split_ranges(self.splits)
         return {
             "codebase_version": CODEBASE_VERSION, "fps": self.first.schema.fps, "features": features,
@@ -201,12 +239,6 @@ class DatasetWriter:
         table = table.replace_schema_metadata({"pandas": json.dumps(pandas_meta)})
         (self.root / "meta").mkdir(parents=True, exist_ok=True)
         pq.write_table(table, self.root / "meta" / "tasks.parquet")
-
-    def _write_episodes(self) -> None:
-        table = pa.Table.from_pylist(self.records, schema=_episode_schema(self.records[0]))
-        path = self.root / EPISODES_PATH.format(chunk_index=0, file_index=0)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table, path)
 
     def _write_stats(self) -> None:
         """Global stats: exact over all frames for vectors, merged histograms for images."""

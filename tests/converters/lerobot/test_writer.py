@@ -102,3 +102,17 @@ def test_files_roll_over_and_read_back_like_one_file(lerobot_rolled_root: Path, 
         assert np.array_equal(one["action"].values, rolled["action"].values)
         last = len(one["front/rgb"]) - 1
         assert np.array_equal(one["front/rgb"].frame(last).array(), rolled["front/rgb"].frame(last).array())
+
+
+def test_episode_rows_written_a_row_group_at_a_time(sample_dir: Path, lerobot_root: Path, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """With one episode per row group (the rows are not held until the end), meta/ is the same table and stats."""
+    from robokit.converters.lerobot import dataset
+    from tests.conftest import LEROBOT_OPTIONS, _write_lerobot
+
+    monkeypatch.setattr(dataset, "EPISODE_ROWS", 1)
+    root = _write_lerobot(sample_dir, tmp_path, LEROBOT_OPTIONS)
+    episodes = "meta/episodes/chunk-000/file-000.parquet"
+    assert pq.ParquetFile(root / episodes).num_row_groups == 2
+    assert pq.read_table(root / episodes).equals(pq.read_table(lerobot_root / episodes))
+    assert (root / "meta/stats.json").read_text() == (lerobot_root / "meta/stats.json").read_text()
