@@ -7,8 +7,7 @@ episodes merge exactly.
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -200,13 +199,6 @@ class ImageStats:
         shaped = {k: v.reshape(-1, 1, 1) for k, v in out.items()}
         shaped["count"] = np.array([self.frames], dtype=np.int64)
         return shaped
-
-
-def merge_image_stats(parts: Sequence[ImageStats]) -> ImageStats:
-    merged = copy.deepcopy(parts[0])
-    for part in parts[1:]:
-        merged.merge(part)
-    return merged
 
 
 def to_json(stats: dict[str, np.ndarray]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ encoders already run, not before them.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from pathlib import Path
@@ -29,7 +30,7 @@ from robokit.converters.lerobot.layout import (
     split_ranges,
 )
 from robokit.converters.lerobot.videos import CameraFiles
-from robokit.converters.stats import ImageStats, VectorStats, merge_image_stats, to_json, vector_stats
+from robokit.converters.stats import ImageStats, VectorStats, to_json, vector_stats
 from robokit.converters.vectors import pose_names
 from robokit.converters.video import video_info
 
@@ -126,7 +127,7 @@ class DatasetWriter:
         self.splits: list[str] = []
         self.split_warning = ""
         self.values: dict[str, VectorStats] = {}  # every frame's, for the global stats
-        self.image_stats: dict[str, list[ImageStats]] = {}
+        self.image_stats: dict[str, ImageStats] = {}  # merged as episodes come (a histogram per camera)
         self.frames = 0
 
     def add(self, ep: EpisodeData) -> list[str]:
@@ -157,7 +158,10 @@ class DatasetWriter:
         for name, v in columns.items():
             self.values.setdefault(name, VectorStats()).add(v)
         for cam in self.videos:
-            self.image_stats.setdefault(cam, []).append(ep.videos[cam].stats)
+            if cam in self.image_stats:
+                self.image_stats[cam].merge(ep.videos[cam].stats)
+            else:
+                self.image_stats[cam] = copy.deepcopy(ep.videos[cam].stats)
         self.frames += n
         return [self.data.counter.path(DATA_PATH)] + [files.counter.path(VIDEO_PATH, video_key=files.key)
                                                       for files in self.videos.values()]
@@ -244,7 +248,7 @@ class DatasetWriter:
         """Global stats: exact over all frames for vectors, merged histograms for images."""
         out: dict[str, Any] = {name: to_json(v.stats()) for name, v in self.values.items()}
         for cam, stats in self.image_stats.items():
-            out[self.videos[cam].key] = to_json(merge_image_stats(stats).stats())
+            out[self.videos[cam].key] = to_json(stats.stats())
         (self.root / "meta" / "stats.json").write_text(json.dumps(out, indent=4))
 
 
