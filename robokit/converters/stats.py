@@ -99,13 +99,12 @@ def _order_statistics(blocks: Callable[[], Iterator[np.ndarray]], dim: int, rank
     if np.isinf(lo) or np.isinf(hi):
         return _past_infinities(blocks, dim, ranks, lo, hi, below, count)
     if count <= _GATHER:
-        kept = np.sort(np.concatenate([c[(c >= lo) & (c <= hi)] for c in (b[:, dim] for b in blocks())]))
+        kept = np.sort(np.concatenate(list(_within(blocks, dim, lo, hi))))
         return {r: float(kept[r - below]) for r in ranks}
     scale = _BINS / (hi * 0.5 - lo * 0.5)  # halves: the width of [-1e308, 1e308] overflows
     counts = np.zeros(_BINS, dtype=np.int64)
-    for b in blocks():
-        c = b[:, dim]
-        counts += np.bincount(_bin(c[(c >= lo) & (c <= hi)], lo, scale), minlength=_BINS)
+    for c in _within(blocks, dim, lo, hi):
+        counts += np.bincount(_bin(c, lo, scale), minlength=_BINS)
     starts = below + np.concatenate(([0], np.cumsum(counts)[:-1]))
     by_bin: dict[int, list[int]] = {}
     for r in ranks:
@@ -113,9 +112,7 @@ def _order_statistics(blocks: Callable[[], Iterator[np.ndarray]], dim: int, rank
     wanted = np.zeros(_BINS, dtype=bool)
     wanted[list(by_bin)] = True
     bin_lo, bin_hi = np.full(_BINS, np.inf), np.full(_BINS, -np.inf)
-    for b in blocks():  # each wanted bin's smallest and largest value: the next, narrower range
-        c = b[:, dim]
-        c = c[(c >= lo) & (c <= hi)]
+    for c in _within(blocks, dim, lo, hi):  # each wanted bin's smallest and largest value: the next, narrower range
         bins = _bin(c, lo, scale)
         keep = wanted[bins]
         np.minimum.at(bin_lo, bins[keep], c[keep])
@@ -132,9 +129,7 @@ def _past_infinities(blocks: Callable[[], Iterator[np.ndarray]], dim: int, ranks
     looked up among the finite values."""
     neg = pos = 0
     finite_lo, finite_hi = np.inf, -np.inf
-    for b in blocks():
-        c = b[:, dim]
-        c = c[(c >= lo) & (c <= hi)]
+    for c in _within(blocks, dim, lo, hi):
         neg, pos = neg + int(np.count_nonzero(c == -np.inf)), pos + int(np.count_nonzero(c == np.inf))
         finite = c[np.isfinite(c)]
         if len(finite):
@@ -145,6 +140,13 @@ def _past_infinities(blocks: Callable[[], Iterator[np.ndarray]], dim: int, ranks
     if rest:
         found.update(_order_statistics(blocks, dim, rest, finite_lo, finite_hi, below + neg, count - neg - pos))
     return found
+
+
+def _within(blocks: Callable[[], Iterator[np.ndarray]], dim: int, lo: float, hi: float) -> Iterator[np.ndarray]:
+    """One pass over column `dim`, block by block: its values in [lo, hi]."""
+    for b in blocks():
+        c = b[:, dim]
+        yield c[(c >= lo) & (c <= hi)]
 
 
 def _bin(values: np.ndarray, lo: float, scale: float) -> np.ndarray:

@@ -178,8 +178,8 @@ class DatasetWriter:
             files.close()
 
     def write_meta(self) -> None:
-        """meta/: episodes, tasks, stats, then info.json (from the closed video files)."""
-        self.episodes.close()
+        """The rest of meta/ once `close` has finished the episodes table and video files: tasks, stats, then
+        info.json (from the closed video files)."""
         self._write_tasks()
         self._write_stats()
         (self.root / "meta" / "info.json").write_text(json.dumps(self._info(self._features()), indent=4))
