@@ -21,6 +21,7 @@ from robokit.converters.prepare import PreparedEpisode
 from robokit.converters.registry import ExtraOption
 from robokit.errors import ConversionError
 from robokit.timeline import Frame, ImageStream
+from robokit.timeline.images import frame_at
 from robokit.timeline.streams import ints
 from robokit.timeline.video import DECODERS
 
@@ -129,18 +130,18 @@ def in_order(stream: ImageStream, encode: Callable[[int, Frame], T], pool: Execu
 
 
 def encoded_frames(name: str, stream: ImageStream, spec: ImageSpec, quality: int = 95) -> Iterator[bytes]:
-    """Each frame of `stream` as bytes in `spec.format`; ConversionError when a frame's shape differs."""
+    """Each frame of `stream` as bytes in `spec.format`; ConversionError when a frame's shape differs, SourceError
+    (naming the frame) when it does not decode or its recorded bytes end early."""
 
     def encode(index: int, frame: Frame) -> bytes:
-        layout = frame_layout(frame)
-        if layout != (spec.height, spec.width, spec.channels, spec.dtype):
-            h, w, c, dtype = layout
-            raise ConversionError(
-                f"camera {name}: frame {index} is {w}x{h}x{c} {dtype}, its first frame in this dataset was "
-                f"{spec.width}x{spec.height}x{spec.channels} {spec.dtype}; pass image_size to resize every frame")
-        if frame.data is not None and frame.format == spec.format:
-            return frame.data
-        return frame.encoded(spec.format, quality)
+        with frame_at(name, index):
+            layout = frame_layout(frame)
+            if layout != (spec.height, spec.width, spec.channels, spec.dtype):
+                h, w, c, dtype = layout
+                raise ConversionError(
+                    f"camera {name}: frame {index} is {w}x{h}x{c} {dtype}, its first frame in this dataset was "
+                    f"{spec.width}x{spec.height}x{spec.channels} {spec.dtype}; pass image_size to resize every frame")
+            return frame.encoded(spec.format, quality)
 
     with ThreadPoolExecutor(max_workers=IMAGE_THREADS, thread_name_prefix="robokit-images") as pool:
         yield from in_order(stream, encode, pool)

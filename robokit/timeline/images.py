@@ -14,6 +14,8 @@ from PIL import Image, UnidentifiedImageError
 from robokit.errors import SourceError
 
 ENCODED_FORMATS = ("jpeg", "png")
+_JPEG_SCAN, _JPEG_END = b"\xff\xda", b"\xff\xd9"  # start-of-scan and end-of-image markers
+_PNG_END = b"IEND\xaeB`\x82"  # the IEND chunk's type and CRC, a PNG's last bytes
 
 
 @dataclass(frozen=True)
@@ -47,11 +49,39 @@ class Frame:
         except (OSError, ValueError) as err:
             raise SourceError(f"{self.format} image of {len(self.data)} bytes cannot be decoded ({err})") from err
 
+    def recorded(self) -> bytes:
+        """The encoded bytes as they came, once they hold the whole image: bytes ending early (a truncated JPEG or
+        PNG) must decode, else SourceError as decoding raises; copied, they would fail only in the consumer."""
+        assert self.data is not None
+        if not _looks_whole(self.data, self.format):
+            with self.opened() as im:
+                im.load()
+        return self.data
+
     def encoded(self, fmt: str = "png", quality: int = 95) -> bytes:
-        """Encoded bytes in `fmt`; passes existing bytes through untouched when they already are `fmt`."""
+        """Encoded bytes in `fmt`; existing bytes pass through untouched (`recorded`) when they already are `fmt`."""
         if self.data is not None and self.format == fmt:
-            return self.data
+            return self.recorded()
         return encode_image(self.array(), fmt, quality)
+
+
+def _looks_whole(data: bytes, fmt: str) -> bool:
+    """Whether encoded bytes reach their image's end, in microseconds where decoding takes milliseconds: a JPEG's
+    end-of-image marker after its last scan (coded data cannot hold one; a thumbnail's comes before the scans), a
+    PNG's IEND chunk. False sends the frame to a decode, which decides."""
+    if fmt == "jpeg":
+        end = data.rfind(_JPEG_END)
+        return end >= 0 and data.find(_JPEG_SCAN, 0, end) >= 0 and data.find(_JPEG_SCAN, end) < 0
+    return fmt == "png" and _PNG_END in data[-64:]
+
+
+@contextmanager
+def frame_at(camera: str, index: int) -> Iterator[None]:
+    """Names the camera and frame in a SourceError raised inside (decoding knows only the bytes)."""
+    try:
+        yield
+    except SourceError as err:
+        raise SourceError(f"camera {camera}: frame {index}: {err}") from err
 
 
 def encode_image(pixels: np.ndarray, fmt: str = "png", quality: int = 95) -> bytes:

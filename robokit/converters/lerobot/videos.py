@@ -22,6 +22,7 @@ from robokit.converters.stats import ImageStats
 from robokit.converters.video import VideoConcatenator, VideoEncoder, VideoSettings, encode_later, encoder_slots
 from robokit.converters.videocopy import copy_mp4, copyable
 from robokit.timeline import ImageStream
+from robokit.timeline.images import frame_at
 from robokit.timeline.video import CodedVideo
 
 STATS_SAMPLES = 100  # frames per episode fed to the image statistics
@@ -119,7 +120,8 @@ def _encoded(stream: ImageStream, start: int, end: int, fps: int, settings: Vide
                else VideoEncoder(buffer, stream.width, stream.height, fps, settings))
     try:
         for i, frame in enumerate(stream.frames(range(start, end)), start):
-            pixels = frame.array()
+            with frame_at(stream.name, i):
+                pixels = frame.array()
             encoder.add(pixels)
             if i % stride == 0:
                 with kept.lock:  # integer counts: the sum is the same in any order

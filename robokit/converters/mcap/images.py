@@ -11,7 +11,7 @@ import numpy as np
 from robokit.converters.images import in_order
 from robokit.errors import ConversionError
 from robokit.timeline import Frame, ImageStream
-from robokit.timeline.images import ENCODED_FORMATS, encode_image
+from robokit.timeline.images import ENCODED_FORMATS, encode_image, frame_at
 
 JPEG_QUALITY = 90
 RAW_ENCODINGS = ("32FC1", "16UC1")  # depth: written as raw images (foxglove.RawImage / sensor_msgs Image)
@@ -24,9 +24,10 @@ def is_raw(stream: ImageStream) -> bool:
 
 
 def payload(frame: Frame, prefer: str, raw: bool, camera: str) -> Payload:
-    """The bytes to write: encoded frames as they are; raw ones as `prefer` when it fits the pixels, else PNG."""
+    """The bytes to write: encoded frames as recorded (SourceError when they end early); raw ones as `prefer` when
+    it fits the pixels, else PNG."""
     if frame.data is not None and frame.format in ENCODED_FORMATS and not raw:
-        return frame.format, frame.data
+        return frame.format, frame.recorded()
     pixels = frame.array()
     if raw:
         return "raw", pixels
@@ -41,4 +42,9 @@ def payload(frame: Frame, prefer: str, raw: bool, camera: str) -> Payload:
 def payloads(stream: ImageStream, prefer: str, pool: Executor) -> Iterator[Payload]:
     """The stream's frames in order as payloads, encoded a few frames ahead in `pool`."""
     raw = is_raw(stream)
-    return in_order(stream, lambda _, frame: payload(frame, prefer, raw, stream.name), pool)
+
+    def one(index: int, frame: Frame) -> Payload:
+        with frame_at(stream.name, index):
+            return payload(frame, prefer, raw, stream.name)
+
+    return in_order(stream, one, pool)
