@@ -16,7 +16,8 @@ import sys
 import tempfile
 import threading
 import weakref
-from collections.abc import Iterable, Iterator, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import IO, Any
 
 import numpy as np
@@ -132,25 +133,57 @@ def take(array: np.ndarray, rows: np.ndarray, columns: slice = slice(None)) -> n
     if width == array.shape[1] and array.flags.c_contiguous and len(rows) == len(array) and (not len(rows) or (
             rows[0] == 0 and bool(np.all(np.diff(rows) == 1)))):
         return array
-    shape = (len(rows), width)
-    if len(rows) * width * array.itemsize < MAP_ABOVE or array.dtype.kind not in "biuf" or not _may_map():
-        return np.ascontiguousarray(array[rows][:, columns])
-    block = max(1, MAP_ABOVE // (width * array.itemsize))
-    try:
-        return _file_array((array[rows[start:start + block]][:, columns] for start in range(0, len(rows), block)),
-                           array.dtype, shape)
-    except OSError:
-        return np.ascontiguousarray(array[rows][:, columns])
+    block = max(1, MAP_ABOVE // (max(1, width) * array.itemsize))
+    return joined(lambda: (array[rows[start:start + block]][:, columns] for start in range(0, len(rows), block)),
+                  array.dtype, (len(rows), width))
+
+
+def joined(parts: Callable[[], Iterable[np.ndarray]], dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.ndarray:
+    """The blocks of rows `parts()` makes (as they are asked for) joined into one array of `shape`: in a mapped file
+    when large (see `mapped`), so the whole is never in anonymous memory; in memory when small or no file can be made
+    (`parts` is called again)."""
+    if int(np.prod(shape)) * dtype.itemsize >= MAP_ABOVE and dtype.kind in "biuf" and _may_map():
+        with contextlib.suppress(OSError):  # no file, or the disk is full: in memory
+            return _file_array(parts(), dtype, shape)
+    return np.concatenate(list(parts())).reshape(shape) if shape[0] else np.empty(shape, dtype)
+
+
+def blocks(array: np.ndarray, rows: int) -> Iterator[np.ndarray]:
+    """`array` `rows` rows at a time; each block's pages of a mapped file (see `mapped`) leave resident memory once
+    the next is asked for, so reading a long episode's column costs a block, not the column."""
+    for start in range(0, len(array), rows):
+        block = array[start:start + rows]
+        yield block
+        drop_pages(block)
+
+
+def drop_pages(array: np.ndarray) -> None:
+    """Drop the resident pages under `array` when it is a view of an array `mapped` placed in a file (they fault back
+    in from the page cache when read again); a no-op for others."""
+    found = _mapping(array)
+    if _DONTNEED is None or found is None or not array.size:
+        return
+    top, view = found
+    origin, low = top.__array_interface__["data"][0], array.__array_interface__["data"][0]
+    high = low + array.itemsize
+    for count, stride in zip(array.shape, array.strides, strict=True):  # the view's byte span, any stride order
+        low, high = (low + (count - 1) * stride, high) if stride < 0 else (low, high + (count - 1) * stride)
+    start = (low - origin) // mmap.PAGESIZE * mmap.PAGESIZE
+    with contextlib.suppress(ValueError, OSError):  # closed since
+        view.madvise(_DONTNEED, start, high - origin - start)
 
 
 class RowSpool:
-    """Float64 rows appended one at a time, in memory up to `MAP_ABOVE` bytes; past it, a block at a time into an
-    unlinked temporary file, so a long topic's values are never whole in anonymous memory (a doubling buffer held
-    twice an hour of joint states at its growth). `array()` maps them (see `mapped`); in memory without a file."""
+    """Rows (float64 unless `dtype` says) appended one at a time, in memory up to `MAP_ABOVE` bytes; past it, a block
+    at a time into an unlinked temporary file, so a long topic's values are never whole in anonymous memory (a
+    doubling buffer held twice an hour of joint states at its growth). `array()` maps them (see `mapped`); in memory
+    without a file."""
 
-    def __init__(self, width: int) -> None:
+    def __init__(self, width: int, dtype: type[np.number[Any]] = np.float64) -> None:
         self.width = width
-        self._block = np.empty((max(16, MAP_ABOVE // (8 * max(1, width))), width))  # width 0: a message's empty array
+        self.dtype = np.dtype(dtype)
+        rows = max(16, MAP_ABOVE // (self.dtype.itemsize * max(1, width)))  # width 0: a message's empty array
+        self._block = np.empty((rows, width), self.dtype)
         self._filled = 0  # rows in `_block`
         self._full: list[np.ndarray] = []  # full blocks kept in memory (no file could be made)
         self._file: IO[bytes] | None = None
@@ -179,10 +212,11 @@ class RowSpool:
     def blocks(self, rows: int) -> Iterator[np.ndarray]:
         """The rows so far, at most `rows` at a time, read from the file (never mapped: no resident pages left)."""
         if self._file is not None:
+            row_bytes = self.width * self.dtype.itemsize
             for start in range(0, self._written, rows):
                 count = min(rows, self._written - start)
-                self._file.seek(start * self.width * 8)
-                yield np.frombuffer(self._file.read(count * self.width * 8)).reshape(count, self.width)
+                self._file.seek(start * row_bytes)
+                yield np.frombuffer(self._file.read(count * row_bytes), self.dtype).reshape(count, self.width)
         for block in [*self._full, self._block[: self._filled]]:
             for start in range(0, len(block), rows):
                 yield block[start:start + rows]
@@ -192,9 +226,9 @@ class RowSpool:
         if self._file is None:
             return np.concatenate([*self._full, self._block[: self._filled]]) if self._full else \
                 self._block[: self._filled]
-        self._file.seek(self._written * self.width * 8)
+        self._file.seek(self._written * self.width * self.dtype.itemsize)
         self._file.write(self._block[: self._filled].data)  # the tail; the next full block overwrites it
-        return _map(self._file, np.dtype(np.float64), (len(self), self.width))
+        return _map(self._file, self.dtype, (len(self), self.width))
 
     def _spill(self) -> None:
         if self._file is None and not self._full and _may_map():
@@ -206,10 +240,42 @@ class RowSpool:
             self._full.append(self._block)
             self._block = np.empty_like(self._block)
         else:
-            self._file.seek(self._written * self.width * 8)
+            self._file.seek(self._written * self.width * self.dtype.itemsize)
             self._file.write(self._block.data)
             self._written += len(self._block)
         self._filled = 0
+
+
+class Ints:
+    """int64 values appended one at a time (an index's per-message times and places, 8 bytes a message): a small
+    `array` in memory, full ones moved to a `RowSpool` (a file past `MAP_ABOVE`), so a long recording's index is not
+    whole in anonymous memory; as fast to append as an `array`. `array()` maps them (see `mapped`)."""
+
+    def __init__(self) -> None:
+        self._tail = array("q")
+        self._rows = RowSpool(1, np.int64)
+
+    def __len__(self) -> int:
+        return len(self._rows) + len(self._tail)
+
+    def append(self, value: int) -> None:
+        """Add one value; OverflowError (adding nothing) past int64."""
+        self._tail.append(value)
+        if len(self._tail) == _INTS_TAIL:
+            self._move()
+
+    def array(self) -> np.ndarray:
+        """The values so far, (N,) int64."""
+        self._move()
+        return self._rows.array().reshape(-1)
+
+    def _move(self) -> None:
+        if self._tail:
+            self._rows.extend(np.frombuffer(self._tail, np.int64).reshape(-1, 1))
+            self._tail = array("q")
+
+
+_INTS_TAIL = 4096  # values an `Ints` appends to its `array` before moving them on
 
 
 def _may_map() -> bool:
@@ -240,10 +306,17 @@ def _map(file: IO[bytes], dtype: np.dtype[Any], shape: tuple[int, ...]) -> np.nd
 
 def is_mapped(array: np.ndarray) -> bool:
     """Whether `array` is (a view of) one that `mapped` placed in a file."""
-    base = array.base
+    return _mapping(array) is not None
+
+
+def _mapping(array: np.ndarray) -> tuple[np.ndarray, mmap.mmap] | None:
+    """The whole array `mapped` made and its file mapping, when `array` is a view of one."""
+    top, base = array, array.base
     while isinstance(base, np.ndarray):
-        base = base.base
-    return isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap) and base.obj in _mapped
+        top, base = base, base.base
+    if isinstance(base, memoryview) and isinstance(base.obj, mmap.mmap) and base.obj in _mapped:
+        return top, base.obj
+    return None
 
 
 def unmap_resident() -> None:

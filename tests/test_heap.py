@@ -174,6 +174,68 @@ print(read >> 20, dropped >> 20, int(total == held.size and held.sum() == total)
     assert read >= 60 and dropped >= 60 and same == 1
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and madvise")
+def test_blocks_hold_one_block_of_a_mapped_array_resident() -> None:
+    """Reading a mapped 64 MiB array through `blocks` leaves at most a block resident; a reversed, strided view's
+    pages are dropped too; values are read back intact."""
+    code = """
+import os
+import numpy as np
+from robokit import heap
+def resident():
+    return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+held = heap.mapped(np.arange(64 << 17, dtype=np.float64).reshape(-1, 4))  # 64 MiB
+heap.unmap_resident(); before = resident()
+total = sum(float(b.sum()) for b in heap.blocks(held, 1 << 16)); after = resident() - before  # 2 MiB blocks
+view = held[::-2, 1:3]; float(view.sum()); read = resident() - before
+heap.drop_pages(view); dropped = read - (resident() - before)
+print(after >> 20, read >> 20, dropped >> 20, int(total == float(held.sum())))
+"""
+    after, read, dropped, same = (int(v) for v in _in_fresh_process(code).split())
+    assert after <= 4 and read >= 60 and dropped >= 60 and same == 1
+
+
+def test_joined_maps_large_results_and_falls_back_to_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks joined in a mapped file when large, in memory when small or when no file can be made (the blocks are
+    made again), the values the same."""
+    from robokit import heap
+
+    n = heap.MAP_ABOVE // 8 * 2
+    blocks = lambda: (np.arange(a, min(a + 1000, n)) for a in range(0, n, 1000))  # noqa: E731
+    large = heap.joined(blocks, np.dtype(np.int64), (n,))
+    assert heap.is_mapped(large) and large.tolist() == list(range(n))
+    small = heap.joined(lambda: iter([np.arange(3), np.arange(3, 5)]), np.dtype(np.int64), (5,))
+    assert not heap.is_mapped(small) and small.tolist() == [0, 1, 2, 3, 4]
+    assert heap.joined(lambda: iter([]), np.dtype(np.int64), (0, 3)).shape == (0, 3)
+
+    def no_file(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(heap, "_file_array", no_file)
+    unmapped = heap.joined(blocks, np.dtype(np.int64), (n,))
+    assert not heap.is_mapped(unmapped) and unmapped.tolist() == list(range(n))
+
+
+def test_ints_keep_a_long_index_in_a_mapped_file() -> None:
+    """Values appended one at a time come back in order as int64 (extremes kept), mapped once past `MAP_ABOVE`; a
+    value past int64 raises OverflowError and adds nothing."""
+    from robokit import heap
+
+    ints = heap.Ints()
+    assert len(ints) == 0 and ints.array().shape == (0,)
+    values = [-(1 << 63), (1 << 63) - 1, *range(heap.MAP_ABOVE // 8 * 3)]
+    for v in values:
+        ints.append(v)
+    with pytest.raises(OverflowError):
+        ints.append(1 << 63)
+    out = ints.array()
+    assert len(ints) == len(values) and out.dtype == np.int64 and heap.is_mapped(out) and out.tolist() == values
+    few = heap.Ints()
+    for v in (3, 1, 2):
+        few.append(v)
+    assert few.array().tolist() == [3, 1, 2] and not heap.is_mapped(few.array())
+
+
 def test_trim_gives_back_pyarrows_freed_pages_too(monkeypatch: pytest.MonkeyPatch) -> None:
     """pyarrow allocates with its own allocator (mimalloc or jemalloc), which keeps freed pages past malloc_trim."""
     import types

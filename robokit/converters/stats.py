@@ -21,8 +21,7 @@ QUANTILE_KEYS = tuple(f"q{round(q * 100):02d}" for q in QUANTILES)
 def vector_stats(values: np.ndarray) -> dict[str, np.ndarray]:
     """Stats over rows of an (N, D) array (bools as 0/1); each stat is a length-D array, count is [N]."""
     v = values[:, None] if values.ndim == 1 else values
-    return _stats(lambda: (np.asarray(v[s:s + BLOCK_ROWS], dtype=np.float64) for s in range(0, len(v), BLOCK_ROWS)),
-                  len(v), v.shape[1])
+    return _stats(lambda: (np.asarray(b, dtype=np.float64) for b in heap.blocks(v, BLOCK_ROWS)), len(v), v.shape[1])
 
 
 class VectorStats:
@@ -37,7 +36,8 @@ class VectorStats:
         rows = values[:, None] if values.ndim == 1 else values
         if self._spool is None:
             self._spool = heap.RowSpool(rows.shape[1])
-        self._spool.extend(rows)
+        for block in heap.blocks(rows, BLOCK_ROWS):
+            self._spool.extend(block)
 
     def stats(self) -> dict[str, np.ndarray]:
         """`vector_stats` of every row added."""

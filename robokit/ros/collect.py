@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
-
-import numpy as np
 
 from robokit import heap
 from robokit.ros.builders import builder_for
@@ -41,7 +38,7 @@ class _Topic:
     count: int = 0
     failed: int = 0
     error: str = ""
-    log_times: array[int] | None = None  # per message, for topics whose frames are re-read later
+    log_times: heap.Ints | None = None  # per message, for topics whose frames are re-read later
     other_types: set[str] = field(default_factory=set)
 
 
@@ -68,7 +65,7 @@ class Collector:
             builder = builder_for(topic, msgtype)
             known = self.topics[topic] = _Topic(topic, msgtype, builder)
             if builder.lazy_frames:
-                known.log_times = array("q")
+                known.log_times = heap.Ints()
         elif known.msgtype != msgtype:
             known.other_types.add(msgtype)
             return False
@@ -195,10 +192,10 @@ class Collector:
                 skip(t, f"{why} for camera {cam.camera_key!r}", t.count - t.failed)
         return streams, skipped, grouped_notes(self.warnings), self.losses
 
-    def _give_source(self, t: _Topic, b: TopicBuilder, log_times: array[int]) -> None:
+    def _give_source(self, t: _Topic, b: TopicBuilder, log_times: heap.Ints) -> None:
         """Give a lazy builder its frame or cloud source: the topic re-read and decoded on demand."""
         scan, decode = self.frames(t.topic)
-        times, label = np.asarray(log_times, dtype=np.int64), f"{self.label} {t.topic}"
+        times, label = log_times.array(), f"{self.label} {t.topic}"
         if isinstance(b, ImageBuilder):
             b.source = TopicFrames(scan, partial(_converted, decode, partial(image_frame, msgtype=t.msgtype)),
                                    times, label)

@@ -101,8 +101,8 @@ class _Channel:
     def streams(self) -> list[Stream]:
         raise NotImplementedError
 
-    def numeric(self, samples: Sequence[int], values: np.ndarray, names: Sequence[str]) -> list[Stream]:
-        if not samples:
+    def numeric(self, samples: np.ndarray, values: np.ndarray, names: Sequence[str]) -> list[Stream]:
+        if not len(samples):
             return []
         ts, keep = self.b.ordered(self.name, samples, lambda i: values[i].tobytes())
         return [NumericStream(self.name, ts, heap.take(values, keep), tuple(names), "", origin=self.b.origin)]

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from robokit import heap
 from robokit.errors import SourceError
 from robokit.ros.detections import annotation_boxes, annotation_stamp, detection2d_boxes
 from robokit.ros.fields import first_attr, frame_id, header_stamp, quat, time_ns, vec3
@@ -112,7 +113,7 @@ class ImageBuilder(TopicBuilder):
 
     def __init__(self, topic: str, msgtype: str) -> None:
         super().__init__(topic, msgtype)
-        self.positions = array("q")  # each frame's place among the topic's messages
+        self.positions = heap.Ints()  # each frame's place among the topic's messages
         self.layout: tuple[int, int, str, str] | None = None
         self.frame_id = ""
         self.source: FrameSource | None = None
@@ -154,26 +155,26 @@ class ImageBuilder(TopicBuilder):
             source = self.video.frames(source, self.topic) if source is not None else None
         if self.layout is None:
             return []
-        samples: Sequence[int] = range(len(self.positions))
+        positions = self.positions.array()
+        samples: Sequence[int] = range(len(positions))
         if len(self.layouts) > 1:  # frames of one size and encoding make a stream: the most common one's
             samples = self._one_layout()
         width, height, encoding, fmt = self.layout
         name = naming.image_channel(self.topic, encoding in ("16UC1", "mono16", "32FC1"))
         if self.video is not None:  # frames before the first keyframe cannot be decoded
             first = self.video.first_keyframe()
-            samples = range(int(np.searchsorted(self.positions, first)), len(self.positions))
+            samples = range(int(np.searchsorted(positions, first)), len(positions))
             if samples.start:
                 self.warnings.append(f"{self.topic}: {samples.start} frame(s) before the first keyframe dropped "
                                      "(they cannot be decoded)")
-        content = self._content()
+        content = self._content(positions)
         ts, keep = self.ordered(name, samples, lambda i: content(samples[i]))
-        positions = np.asarray(self.positions, dtype=np.int64)[np.asarray(samples, dtype=np.int64)][keep]
         return [
             ImageStream(
                 name,
                 ts,
                 source=source,
-                positions=positions,
+                positions=positions[np.asarray(samples, dtype=np.int64)][keep],
                 width=width,
                 height=height,
                 encoding=encoding,
@@ -199,7 +200,7 @@ class ImageBuilder(TopicBuilder):
         self.losses.append(Loss(self.topic, f"frames of another size or encoding than {w}x{h} {enc}", left))
         return np.flatnonzero(kinds == best).tolist()
 
-    def _content(self) -> Callable[[int], Hashable]:
+    def _content(self, positions: np.ndarray) -> Callable[[int], Hashable]:
         """Frame i's digest, to tell a repeated frame from another one at the same time.
 
         Only frames sharing a timestamp are ever asked for; they are re-read from the source together on the
@@ -208,19 +209,19 @@ class ImageBuilder(TopicBuilder):
 
         def content(i: int) -> Hashable:
             if not digests:
-                digests.update(self._shared_digests())
+                digests.update(self._shared_digests(positions))
             return digests[i]
 
         return content
 
-    def _shared_digests(self) -> dict[int, Hashable]:
+    def _shared_digests(self, positions: np.ndarray) -> dict[int, Hashable]:
         assert self._times is not None and self.source is not None  # resolved by `ordered`; set by the Collector
         _, inverse, counts = np.unique(self._times, return_inverse=True, return_counts=True)
         shared = [int(i) for i in np.flatnonzero(counts[inverse] > 1)]
         digests: dict[int, Hashable] = {i: ("unread", i) for i in shared}
         done = 0
         try:
-            for i, frame in zip(shared, self.source.iter_frames([self.positions[i] for i in shared]), strict=False):
+            for i, frame in zip(shared, self.source.iter_frames([int(positions[i]) for i in shared]), strict=False):
                 content = frame.data if frame.data is not None else np.ascontiguousarray(frame.array()).data
                 digests[i] = zlib.crc32(content)
                 done += 1

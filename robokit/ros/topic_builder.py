@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, ClassVar
 
@@ -19,6 +18,7 @@ from robokit.timeline import (
 from robokit.timeline.streams import order_samples
 
 HEADER_CLOCK_MAX_OFFSET_NS = 60 * 10**9
+_INT64 = range(-(1 << 63), 1 << 63)
 NEAR_ZERO_NS = 10 * 365 * 86400 * 10**9  # stamps before 1980: simulation time or an unset clock
 
 
@@ -27,17 +27,15 @@ class Clock:
     with."""
 
     def __init__(self) -> None:
-        self.stamps = array("q")
-        self.logs = array("q")
+        self.stamps = heap.Ints()  # a long recording's in a file, not in memory
+        self.logs = heap.Ints()
 
     def add(self, stamp: int, log_time: int) -> int:
         """The sample's index; a time past int64 (damaged data) raises OverflowError and adds nothing."""
+        if log_time not in _INT64:
+            raise OverflowError(f"log time {log_time} is past int64")
         self.stamps.append(stamp)
-        try:
-            self.logs.append(log_time)
-        except OverflowError:
-            self.stamps.pop()
-            raise
+        self.logs.append(log_time)
         return len(self.logs) - 1
 
     def resolve(self) -> tuple[np.ndarray, str]:
@@ -46,10 +44,10 @@ class Clock:
         return (self._stamps(), "header") if not self._header_problem() else (self._logs(), "log")
 
     def _stamps(self) -> np.ndarray:
-        return np.asarray(self.stamps, dtype=np.int64)
+        return self.stamps.array()
 
     def _logs(self) -> np.ndarray:
-        return np.asarray(self.logs, dtype=np.int64)
+        return self.logs.array()
 
     def _header_problem(self) -> str:
         """Why the header stamps are not the clock ("" when they are)."""
@@ -104,7 +102,7 @@ class TopicBuilder:
         raise NotImplementedError
 
     def ordered(
-        self, name: str, samples: Sequence[int], content: Callable[[int], Hashable] | None = None
+        self, name: str, samples: Sequence[int] | np.ndarray, content: Callable[[int], Hashable] | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Sorted unique timestamps of `samples` (clock indices) and which samples they keep.
 
@@ -135,26 +133,32 @@ class Rows:
     60,000 joint states held 100 MB that way, its values 10 MB)."""
 
     def __init__(self, width: int | None = None) -> None:
-        self.samples = array("q")
+        self._samples = heap.Ints()
         self._rows = None if width is None else heap.RowSpool(width)  # width None: the first row's
 
     def __len__(self) -> int:
-        return len(self.samples)
+        return len(self._samples)
+
+    @property
+    def samples(self) -> np.ndarray:
+        """Each row's clock index."""
+        return self._samples.array()
 
     def add(self, sample: int, row: Sequence[float] | np.ndarray) -> None:
         """Append one row; raises (ValueError, TypeError) before the sample counts when the row does not fit."""
         if self._rows is None:
             self._rows = heap.RowSpool(len(row))
         self._rows.append(row)
-        self.samples.append(sample)
+        self._samples.append(sample)
 
     def values(self) -> np.ndarray:
         """The rows so far, (N, width)."""
         return self._rows.array() if self._rows is not None else np.empty((0, 0))
 
     def stream(self, b: TopicBuilder, name: str, names: Sequence[str], unit: str) -> NumericStream:
-        values = self.values().reshape(len(self.samples), len(names))
-        ts, keep = b.ordered(name, self.samples, lambda i: values[i].tobytes())
+        samples = self.samples
+        values = self.values().reshape(len(samples), len(names))
+        ts, keep = b.ordered(name, samples, lambda i: values[i].tobytes())
         return NumericStream(name, ts, heap.take(values, keep), tuple(names), unit, origin=b.origin)
 
 

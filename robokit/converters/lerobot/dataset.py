@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,17 +57,23 @@ class DataFiles:
         self._path: Path | None = None
 
     def add(self, columns: dict[str, np.ndarray]) -> dict[str, int]:
-        """Write one episode's rows; returns where they went (the episodes table's `data/*` columns)."""
-        table = pa.table({k: _arrow(v) for k, v in columns.items()})
+        """Write one episode's rows a row group at a time (a mapped column's pages leave resident memory after each);
+        returns where they went (the episodes table's `data/*` columns)."""
         if self._writer is not None and self._path is not None and self._path.stat().st_size >= self.max_bytes:
             self.close()
             self.counter.advance()
-        if self._writer is None:
-            self._path = self.root / self.counter.path(DATA_PATH)
-            self._path.parent.mkdir(parents=True, exist_ok=True)
-            self._writer = pq.ParquetWriter(self._path, table.schema, compression="snappy",
-                                            use_dictionary=[c for c in DICTIONARY_COLUMNS if c in columns])
-        self._writer.write_table(table, row_group_size=ROW_GROUP_ROWS)
+        n = len(next(iter(columns.values())))
+        for start in range(0, max(n, 1), ROW_GROUP_ROWS):
+            block = {k: v[start:start + ROW_GROUP_ROWS] for k, v in columns.items()}
+            table = pa.table({k: _arrow(v) for k, v in block.items()})
+            if self._writer is None:
+                self._path = self.root / self.counter.path(DATA_PATH)
+                self._path.parent.mkdir(parents=True, exist_ok=True)
+                self._writer = pq.ParquetWriter(self._path, table.schema, compression="snappy",
+                                                use_dictionary=[c for c in DICTIONARY_COLUMNS if c in columns])
+            self._writer.write_table(table)
+            for v in block.values():
+                heap.drop_pages(v)
         heap.release_arrow()
         return {"data/chunk_index": self.counter.chunk, "data/file_index": self.counter.file}
 
@@ -139,9 +146,10 @@ class DatasetWriter:
                            for cam, _, _ in ep.schema.cameras}
         n, start, ep_index = ep.n_frames, self.frames, self.episodes.count
         self.splits.append(ep.split)
-        columns = {**ep.columns, "episode_index": np.full(n, ep_index, dtype=np.int64),
-                   "index": start + ep.columns["frame_index"],
-                   "task_index": np.full(n, self._task_index(ep.task), dtype=np.int64)}
+        frame_index, task_index = ep.columns["frame_index"], self._task_index(ep.task)
+        columns = {**ep.columns, "episode_index": _int_column(n, lambda a, b: np.full(b - a, ep_index)),
+                   "index": _int_column(n, lambda a, b: start + frame_index[a:b]),
+                   "task_index": _int_column(n, lambda a, b: np.full(b - a, task_index))}
         row: dict[str, Any] = {"episode_index": ep_index, "tasks": [ep.task], "length": n, **self.data.add(columns),
                                "dataset_from_index": start, "dataset_to_index": start + n}
         for cam, files in self.videos.items():
@@ -250,6 +258,13 @@ class DatasetWriter:
         for cam, stats in self.image_stats.items():
             out[self.videos[cam].key] = to_json(stats.stats())
         (self.root / "meta" / "stats.json").write_text(json.dumps(out, indent=4))
+
+
+def _int_column(n: int, rows: Callable[[int, int], np.ndarray]) -> np.ndarray:
+    """An int64 column of `n` rows made a row group at a time by `rows(start, end)`: a long episode's is mapped
+    (`heap.joined`), never whole in anonymous memory."""
+    return heap.joined(lambda: (np.asarray(rows(a, min(a + ROW_GROUP_ROWS, n)), dtype=np.int64)
+                                for a in range(0, n, ROW_GROUP_ROWS)), np.dtype(np.int64), (n,))
 
 
 def _arrow(values: np.ndarray) -> pa.Array:

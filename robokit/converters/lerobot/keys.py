@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from robokit import heap
 from robokit.converters.extras import cast
 from robokit.converters.lerobot.features import source_tasks, vector_feature
 from robokit.converters.lerobot.layout import (
@@ -108,14 +109,14 @@ def agreed_tasks(episodes: Sequence[Episode]) -> tuple[dict[str, int], list[str]
 
 
 def data_columns(p: PreparedEpisode, keys: dict[str, str]) -> tuple[dict[str, np.ndarray], dict[str, Any], list[str]]:
-    """The state, action and extras columns by feature key, their feature descriptions, and a warning for each
-    extra whose key is already used (it is not written)."""
+    """The state, action and extras columns by feature key (a long episode's mapped, `heap.mapped`), their feature
+    descriptions, and a warning for each extra whose key is already used (it is not written)."""
     vectors = {"state": p.state, **({"action": p.action} if p.action is not None else {})}
     columns: dict[str, np.ndarray] = {}
     features: dict[str, Any] = {}
     for role, stream in vectors.items():
         feature = features[keys[role]] = vector_feature(stream, keys[role])
-        columns[keys[role]] = cast(stream.values, feature["dtype"])
+        columns[keys[role]] = heap.mapped(cast(stream.values, feature["dtype"]))
     taken = set(keys.values()) | set(DEFAULT_FEATURES)
     warnings = []
     for extra in p.extras.values():
@@ -124,5 +125,5 @@ def data_columns(p: PreparedEpisode, keys: dict[str, str]) -> tuple[dict[str, np
                             f"stream")
             continue
         taken.add(extra.key)
-        columns[extra.key], features[extra.key] = extra.column(), dict(extra.feature)
+        columns[extra.key], features[extra.key] = heap.mapped(extra.column()), dict(extra.feature)
     return columns, features, warnings

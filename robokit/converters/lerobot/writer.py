@@ -214,13 +214,15 @@ def _episode_columns(p: PreparedEpisode, fps: int, quat_order: str, keys: dict[s
                      ) -> tuple[dict[str, np.ndarray], dict[str, Any], list[str]]:
     """The per-frame features of one episode but the global ones, vectors (N, D) and scalars (N,); the descriptions
     of the state, action and extras; a warning per extra not written (`keys.data_columns`)."""
-    frame_index = np.arange(p.n_frames, dtype=np.int64)
+    # held until the episode is assembled, after its videos: a long episode's in mapped files (`heap.mapped`), each
+    # mapped as it is made, so they are never all in anonymous memory at once
+    frame_index = heap.mapped(np.arange(p.n_frames, dtype=np.int64))
     columns, vectors, not_written = data_columns(p, keys)
-    columns.update({keys[f"pose:{name}"]: pose_vector(pose, quat_order) for name, pose in p.poses.items()})
-    columns["timestamp"] = (frame_index / fps).astype(np.float32)
+    for name, pose in p.poses.items():
+        columns[keys[f"pose:{name}"]] = heap.mapped(pose_vector(pose, quat_order))
+    columns["timestamp"] = heap.mapped((frame_index / fps).astype(np.float32))
     columns["frame_index"] = frame_index
-    # held until the episode is assembled, after its videos: a long episode's in mapped files (`heap.mapped`)
-    return {key: heap.mapped(values) for key, values in columns.items()}, vectors, not_written
+    return columns, vectors, not_written
 
 
 LEROBOT = LeRobotWriter()
