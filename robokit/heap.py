@@ -254,6 +254,7 @@ class Ints:
     def __init__(self) -> None:
         self._tail = array("q")
         self._rows = RowSpool(1, np.int64)
+        self._made: np.ndarray | None = None  # the last `array()`, given again while nothing was appended since
 
     def __len__(self) -> int:
         return len(self._rows) + len(self._tail)
@@ -265,9 +266,11 @@ class Ints:
             self._move()
 
     def array(self) -> np.ndarray:
-        """The values so far, (N,) int64."""
-        self._move()
-        return self._rows.array().reshape(-1)
+        """The values so far, (N,) int64; one mapping however often it is asked for (each holds a descriptor)."""
+        if self._made is None or len(self._made) != len(self):
+            self._move()
+            self._made = self._rows.array().reshape(-1)
+        return self._made
 
     def _move(self) -> None:
         if self._tail:

@@ -230,6 +230,9 @@ def test_ints_keep_a_long_index_in_a_mapped_file() -> None:
         ints.append(1 << 63)
     out = ints.array()
     assert len(ints) == len(values) and out.dtype == np.int64 and heap.is_mapped(out) and out.tolist() == values
+    assert ints.array() is out  # asked again: the same mapping, not another file descriptor
+    ints.append(7)
+    assert ints.array().tolist() == [*values, 7]
     few = heap.Ints()
     for v in (3, 1, 2):
         few.append(v)
