@@ -49,7 +49,7 @@ before = resident(); heap.release(); large = before - resident()
 print(small >> 20, large >> 20)
 """
     small, large = (int(v) for v in _in_fresh_process(code).split())
-    assert small == 0
+    assert abs(small) <= 2  # no trim: a page or two of the interpreter's own may come or go meanwhile
     assert large >= 48
 
 
