@@ -21,7 +21,8 @@ QUANTILE_KEYS = tuple(f"q{round(q * 100):02d}" for q in QUANTILES)
 def vector_stats(values: np.ndarray) -> dict[str, np.ndarray]:
     """Stats over rows of an (N, D) array (bools as 0/1); each stat is a length-D array, count is [N]."""
     v = values[:, None] if values.ndim == 1 else values
-    return _stats(lambda: (np.asarray(b, dtype=np.float64) for b in heap.blocks(v, BLOCK_ROWS)), len(v), v.shape[1])
+    rows = _rows(v.shape[1])
+    return _stats(lambda: (np.asarray(b, dtype=np.float64) for b in heap.blocks(v, rows)), len(v), v.shape[1])
 
 
 class VectorStats:
@@ -36,7 +37,7 @@ class VectorStats:
         rows = values[:, None] if values.ndim == 1 else values
         if self._spool is None:
             self._spool = heap.RowSpool(rows.shape[1])
-        for block in heap.blocks(rows, BLOCK_ROWS):
+        for block in heap.blocks(rows, _rows(rows.shape[1])):
             self._spool.extend(block)
 
     def stats(self) -> dict[str, np.ndarray]:
@@ -44,10 +45,18 @@ class VectorStats:
         spool = self._spool
         if spool is None:
             raise ValueError("stats need at least one row")
-        return _stats(lambda: spool.blocks(BLOCK_ROWS), len(spool), spool.width)
+        return _stats(lambda: spool.blocks(_rows(spool.width)), len(spool), spool.width)
 
 
-BLOCK_ROWS = 1 << 16  # rows read at once when computing stats
+BLOCK_BYTES = 1 << 20  # float64 values read at once when computing stats (a block and its temporaries are the
+# memory: 65536 rows of 14 dimensions, 7 MiB, were a long episode's peak)
+
+
+def _rows(width: int) -> int:
+    """Rows of `width` values in a block."""
+    return max(1, BLOCK_BYTES // (8 * max(1, width)))
+
+
 _GATHER = 1 << 20  # values of one dimension sorted at once (8 MiB); more are first narrowed down by a histogram
 _BINS = 1 << 12
 

@@ -1,8 +1,8 @@
-"""Constant-frame-rate MP4 with PyAV: frames encoded one at a time, encoded segments joined without re-encoding."""
+"""Constant-frame-rate MP4 with PyAV: frames encoded one at a time on shared encoder threads (segments are joined by
+`mp4.VideoConcatenator`)."""
 
 from __future__ import annotations
 
-import io
 import itertools
 import math
 import os
@@ -11,7 +11,6 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
@@ -187,77 +186,6 @@ class VideoEncoder:
         for packet in self._stream.encode(None):
             self._container.mux(packet)
         self._container.close()
-
-
-class VideoConcatenator:
-    """Remuxes MP4 segments (same settings, pts from frame 0, no B-frames) into one continuous MP4.
-
-    Packets are copied, not re-encoded: each segment's timestamps are shifted by the frames already in
-    the file, so frame k of a segment appended at frame s is frame s + k of the file.
-    """
-
-    def __init__(self, path: Path, fps: int) -> None:
-        self.fps = fps
-        self.frames = 0
-        self.size = 0  # packet bytes remuxed so far
-        self._container: Any = av.open(str(path), mode="w", format="mp4")
-        self._stream: Any = None
-        self._extradata: bytes | None = None
-        self._last_dts: Fraction | None = None
-
-    def append(self, segment: bytes | Path) -> tuple[int, int]:
-        """Remux one encoded segment (its bytes or its file) after the frames already written; returns its (first,
-        end) frame."""
-        start = self.frames
-        with _read(segment) as source:
-            in_stream = source.streams.video[0]
-            self._check_template(in_stream)
-            time_base = in_stream.time_base
-            assert time_base is not None, "an MP4 stream always has a time base"
-            shift = round(Fraction(start, self.fps) / time_base)
-            for packet in source.demux(in_stream):
-                if packet.size:  # skips the demuxer's final empty packet
-                    self._mux(packet, shift, time_base)
-        return start, self.frames
-
-    def fits(self, segment: bytes | Path) -> bool:
-        """Whether a segment can follow the frames already written: the same codec headers (else a new file)."""
-        if self._stream is None:
-            return True
-        with _read(segment) as source:
-            return bytes(source.streams.video[0].codec_context.extradata or b"") == self._extradata
-
-    def _mux(self, packet: Any, shift: int, time_base: Fraction) -> None:
-        """Write one packet `shift` ticks later; decoding times must keep increasing across segments."""
-        packet.pts += shift
-        packet.dts += shift
-        dts = packet.dts * time_base
-        if self._last_dts is not None and dts <= self._last_dts:
-            raise ConversionError(f"video frame {self.frames}: decoding times go backwards (B-frames?); "
-                                  "cannot concatenate")
-        self._last_dts = dts
-        packet.stream = self._stream
-        self._container.mux(packet)
-        self.size += packet.size
-        self.frames += 1
-
-    def _check_template(self, in_stream: Any) -> None:
-        """Take the stream layout from the first segment; later ones must carry the same codec headers."""
-        extradata = bytes(in_stream.codec_context.extradata or b"")
-        if self._stream is None:
-            # opaque: the template's codec is a decoder (libdav1d for AV1), which has no encoder of that name
-            self._stream = self._container.add_stream_from_template(in_stream, opaque=True)
-            self._extradata = extradata
-        elif extradata != self._extradata:
-            raise ConversionError(f"video segment at frame {self.frames}: codec headers differ from the file's "
-                                  "first segment; cannot concatenate")
-
-    def close(self) -> None:
-        self._container.close()
-
-
-def _read(segment: bytes | Path) -> Any:
-    return av.open(io.BytesIO(segment) if isinstance(segment, bytes) else str(segment), mode="r")
 
 
 def video_info(path: Path) -> dict[str, Any]:

@@ -34,7 +34,7 @@ def _columns(rng: np.random.Generator) -> list[np.ndarray]:
 def test_equal_to_numpy(monkeypatch: pytest.MonkeyPatch, gather: int) -> None:
     """Sorting directly and narrowing by histograms first (a gather bound of 7 values) give numpy's values."""
     monkeypatch.setattr(stats, "_GATHER", gather)
-    monkeypatch.setattr(stats, "BLOCK_ROWS", 1000)
+    monkeypatch.setattr(stats, "BLOCK_BYTES", 8000)  # 1000 rows of one dimension
     for values in _columns(np.random.default_rng(3)):
         got, want = vector_stats(values), _numpy(values)
         for key, expected in want.items():

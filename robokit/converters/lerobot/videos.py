@@ -17,9 +17,10 @@ from robokit import heap
 from robokit.converters import spill as spills
 from robokit.converters.lerobot.depth import DepthVideoEncoder, depth_stats
 from robokit.converters.lerobot.layout import MAX_VIDEO_SECONDS, VIDEO_PATH, FileCounter
+from robokit.converters.mp4 import VideoConcatenator
 from robokit.converters.spill import Payload, spilling
 from robokit.converters.stats import ImageStats
-from robokit.converters.video import VideoConcatenator, VideoEncoder, VideoSettings, encode_later, encoder_slots
+from robokit.converters.video import VideoEncoder, VideoSettings, encode_later, encoder_slots
 from robokit.converters.videocopy import copy_mp4, copyable
 from robokit.timeline import ImageStream
 from robokit.timeline.images import frame_at
