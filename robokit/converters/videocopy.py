@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import io
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
@@ -22,6 +22,7 @@ import av
 import numpy as np
 from av.bitstream import BitStreamFilterContext
 
+from robokit.converters.spill import Payload
 from robokit.converters.stats import ImageStats
 from robokit.errors import SourceError
 from robokit.timeline import FrameSource, ImageStream
@@ -62,9 +63,10 @@ def copyable(stream: ImageStream, codecs: Sequence[str]) -> tuple[CodedVideo | N
 
 @dataclass
 class CopiedVideo:
-    """One camera's packets remuxed into an MP4 (pts = frame number at 1/fps) and what describes the stream."""
+    """One camera's packets remuxed into MP4 parts (each with pts = its frame number at 1/fps, joined in order by
+    `mp4.VideoConcatenator`) and what describes the stream."""
 
-    mp4: bytes
+    parts: tuple[Payload, ...]
     frames: int
     stats: ImageStats
     codec: str
@@ -72,35 +74,64 @@ class CopiedVideo:
     damaged: int = 0  # sampled keyframes that did not decode (copied as recorded all the same)
 
 
-def copy_mp4(video: CodedVideo, positions: Sequence[int], width: int, height: int, fps: int) -> CopiedVideo:
-    """Remux the packets at `positions` into an in-memory MP4; image statistics from about STATS_SAMPLES
+def copy_mp4(video: CodedVideo, positions: Sequence[int], fps: int, keep: Callable[[bytes], Payload]) -> CopiedVideo:
+    """Remux the packets at `positions` into MP4 parts of about `PART_BYTES`, each cut before a keyframe and handed to
+    `keep` as it is made (an episode's copy is never whole in memory); image statistics from about STATS_SAMPLES
     keyframes, each decoded on its own."""
     stride = max(1, len(positions) // STATS_SAMPLES)
     stats, keys = ImageStats(), _KeyframeDecoder(video.codec)
-    buffer, frames, last_key, gop = io.BytesIO(), 0, 0, 1
+    frames, last_key, gop = 0, 0, 1
     packets = video.packets(positions)
     first = next(packets, None)
     if first is None:
         raise SourceError(f"{video.codec} video: no packets to copy")
-    with _elementary(video.codec, first.data) as template, av.open(buffer, mode="w", format="mp4") as container:
-        stream: Any = container.add_stream_from_template(template.streams.video[0], opaque=True)
-        stream.time_base = Fraction(1, fps)
+    parts: list[Payload] = []
+    with _elementary(video.codec, first.data) as template:
+        part = _Part(template.streams.video[0], fps)
         for i, packet in enumerate(itertools.chain([first], packets)):
-            out = av.Packet(packet.data)
-            out.pts = out.dts = i
-            out.duration = 1
-            out.is_keyframe = packet.keyframe
-            out.stream, out.time_base = stream, Fraction(1, fps)
-            container.mux(out)
             if packet.keyframe:
+                if part.size >= PART_BYTES:
+                    parts.append(keep(part.close()))
+                    part = _Part(template.streams.video[0], fps)
                 gop, last_key = max(gop, i - last_key), i
                 if i >= keys.sent * stride:
                     keys.add(packet.data, stats)
+            part.add(packet)
             frames += 1
+        parts.append(keep(part.close()))
         keys.finish(stats)
     if not stats.frames:
         raise SourceError(f"{video.codec} video: none of its keyframes decodes (damaged packets)")
-    return CopiedVideo(buffer.getvalue(), frames, stats, video.codec, max(gop, frames - last_key), keys.damaged)
+    return CopiedVideo(tuple(parts), frames, stats, video.codec, max(gop, frames - last_key), keys.damaged)
+
+
+PART_BYTES = 1 << 20  # packet bytes in a copy's MP4 part (more only up to the next keyframe)
+
+
+class _Part:
+    """One in-memory MP4 of copied packets, pts = frame number from 0."""
+
+    def __init__(self, template: Any, fps: int) -> None:
+        self.size = 0
+        self.frames = 0
+        self._buffer = io.BytesIO()
+        self._container: Any = av.open(self._buffer, mode="w", format="mp4")
+        self._stream: Any = self._container.add_stream_from_template(template, opaque=True)
+        self._stream.time_base = self._time_base = Fraction(1, fps)
+
+    def add(self, packet: Packet) -> None:
+        out = av.Packet(packet.data)
+        out.pts = out.dts = self.frames
+        out.duration = 1
+        out.is_keyframe = packet.keyframe
+        out.stream, out.time_base = self._stream, self._time_base
+        self._container.mux(out)
+        self.size += len(packet.data)
+        self.frames += 1
+
+    def close(self) -> bytes:
+        self._container.close()
+        return self._buffer.getvalue()
 
 
 def _elementary(codec: str, keyframe: bytes) -> Any:

@@ -88,7 +88,7 @@ def episode_videos(cameras: Mapping[str, ImageStream], fps: int, settings: Video
                                     stats[unit[0]])
                  for rank, unit in enumerate(units)}
         try:
-            copied = {cam: pool.submit(_copied, cam, coded, cameras[cam], fps) for cam, coded in copies.items()}
+            copied = {cam: pool.submit(_copied, cam, coded, cameras[cam], fps, kept) for cam, coded in copies.items()}
             videos = {cam: future.result() for cam, future in copied.items()}
             for cam, note in notes.items():
                 videos[cam] = _joined([f.result() for unit, f in sorted(parts.items()) if unit[0] == cam], stats[cam],
@@ -102,12 +102,11 @@ def episode_videos(cameras: Mapping[str, ImageStream], fps: int, settings: Video
     return {cam: videos[cam] for cam in cameras}
 
 
-def _copied(cam: str, coded: CodedVideo, stream: ImageStream, fps: int) -> Video:
-    copied = copy_mp4(coded, stream.positions.tolist(), stream.width, stream.height, fps)
+def _copied(cam: str, coded: CodedVideo, stream: ImageStream, fps: int, kept: _Kept) -> Video:
+    copied = copy_mp4(coded, stream.positions.tolist(), fps, kept.keep)
     damaged = (f"{cam}: {copied.damaged} sampled keyframe(s) do not decode (damaged packets?); the packets were "
                "copied as recorded") if copied.damaged else ""
-    return Video((Payload(len(copied.mp4), data=copied.mp4),), copied.frames, copied.stats, copied_gop=copied.gop,
-                 note=damaged)
+    return Video(copied.parts, copied.frames, copied.stats, copied_gop=copied.gop, note=damaged)
 
 
 def _encoded(stream: ImageStream, start: int, end: int, fps: int, settings: VideoSettings, kept: _Kept,

@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import robokit
-from robokit.converters import get_converter
+from robokit.converters import get_converter, videocopy
 from robokit.converters.options import WriterOptions
 from robokit.converters.registry import WriteResult
 from robokit.converters.videocopy import Mp4Video
@@ -50,7 +50,9 @@ def _packets(path: Path) -> list[bytes]:
         return [bytes(p) for p in container.demux(container.streams.video[0]) if p.size]
 
 
-def test_compressed_video_is_copied(tmp_path: Path) -> None:
+@pytest.mark.parametrize("part_bytes", [videocopy.PART_BYTES, 1])  # 1: every keyframe starts a part of its own
+def test_compressed_video_is_copied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, part_bytes: int) -> None:
+    monkeypatch.setattr(videocopy, "PART_BYTES", part_bytes)
     episodes = robokit.open([_bag(tmp_path, "a", frames=70), _bag(tmp_path, "b", frames=65)])
     result = _write(episodes, tmp_path / "out")
     assert not _copy_notes(result) and result.episodes == 2
@@ -147,6 +149,7 @@ def test_lerobot_decodes_copied_video_at_its_timestamps(tmp_path: Path, monkeypa
     pytest.importorskip("lerobot")
     from lerobot.datasets.lerobot_dataset import LeRobotDataset
 
+    monkeypatch.setattr(videocopy, "PART_BYTES", 1)  # copied in parts of one GOP, joined
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
     episodes = robokit.open([_bag(tmp_path, "a", frames=70), _bag(tmp_path, "b", frames=65)])
