@@ -76,8 +76,11 @@ def _track(boxes: dict[bytes, bytes], length: int) -> Track:
                               "edit list); cannot concatenate")
     if not timescale or len(tkhd) < 8:
         raise ConversionError("video part: no timescale or no display size")
+    offsets = _sample_offsets(stbl, sizes)
+    if len(sizes) and int((offsets + sizes).max()) > length:  # checked before a byte is copied
+        raise ConversionError(f"video part: its samples run past its {length} bytes (truncated?)")
     return Track(_need(boxes, b"ftyp"), _sample_entry(_need(stbl, b"stsd")), bytes(tkhd[-8:]), timescale, delta,
-                 sizes, _sample_offsets(stbl, sizes), _sync_samples(stbl.get(b"stss"), len(sizes)))
+                 sizes, offsets, _sync_samples(stbl.get(b"stss"), len(sizes)))
 
 
 class VideoConcatenator:
@@ -141,7 +144,7 @@ class VideoConcatenator:
         """The movie box in pieces, its sample tables streamed from the spools (one sample per chunk)."""
         first = self._first
         assert first is not None
-        n, keys, delta = self.frames, len(self._keys), first.delta or first.timescale // self.fps
+        n, keys, delta = self.frames, len(self._keys), first.timescale // self.fps  # as `append` checked
         media = n * delta
         movie = media * _MOVIE_TIMESCALE // first.timescale
         small = (_full_box(b"stsd", struct.pack(">I", 1) + first.entry)
@@ -315,8 +318,8 @@ def _copy(source: BinaryIO, target: BinaryIO, offset: int, length: int) -> None:
     source.seek(offset)
     while length > 0:
         data = source.read(min(length, _COPY))
-        if not data:
-            raise ConversionError(f"video part: its samples run past its end (byte {offset})")
+        if not data:  # shortened since it was read
+            raise ConversionError(f"video part: ends before its samples do (byte {offset})")
         target.write(data)
         length -= len(data)
 
