@@ -17,13 +17,15 @@ import io
 import os
 import shutil
 import tempfile
-from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, cast, overload
 
+import numpy as np
+
+from robokit import heap
 from robokit.converters.staging import staging_prefix
 
 SPILL_ABOVE = 1 << 20  # bytes of one payload (or one camera's frames, or an episode's video parts) kept in memory
@@ -128,8 +130,8 @@ class SpilledFrames(Sequence[bytes]):
         limit = SPILL_ABOVE if limit is None else limit
         self._memory: list[bytes] | None = []
         self._file: BinaryIO | None = None
-        self.lengths = array("q")  # unboxed: a long episode's frames are many
-        self._offsets = array("q")
+        self._lengths = heap.Ints()  # in a file past a few thousand: a long episode's frames are many
+        self._offsets = heap.Ints()
         at = 0
         for data in frames:
             if self._memory is not None and at + len(data) > limit:
@@ -143,13 +145,18 @@ class SpilledFrames(Sequence[bytes]):
             else:
                 self._memory.append(data)
             self._offsets.append(at)
-            self.lengths.append(len(data))
+            self._lengths.append(len(data))
             at += len(data)
         if self._file is not None:
             self._file.flush()
 
     def __len__(self) -> int:
-        return len(self.lengths)
+        return len(self._lengths)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Each frame's size in bytes, (N,) int64."""
+        return self._lengths.array()
 
     @overload
     def __getitem__(self, index: int) -> bytes: ...
@@ -163,7 +170,7 @@ class SpilledFrames(Sequence[bytes]):
         if self._memory is not None:
             return self._memory[index]
         assert self._file is not None
-        return os.pread(self._file.fileno(), self.lengths[index], self._offsets[index])
+        return os.pread(self._file.fileno(), int(self.lengths[index]), int(self._offsets.array()[index]))
 
 
 @contextmanager

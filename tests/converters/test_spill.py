@@ -87,3 +87,7 @@ def test_spilled_frames_read_back_and_encode_like_a_list(tmp_path: Path) -> None
     chunks, size = encode_example({**features, "steps/image": spilled})
     expected, expected_size = encode_example(features)
     assert (b"".join(chunks), size) == (b"".join(expected), expected_size)
+    many = [bytes([i % 251]) * (i % 7 + 1) for i in range(10_000)]  # past the index's first in-memory block
+    long = SpilledFrames(tmp_path, iter(many), limit=0)
+    assert len(long) == 10_000 and long[9_999] == many[9_999] and long[-5_000] == many[-5_000] and long[0] == many[0]
+    assert long.lengths.tolist() == [len(f) for f in many]

@@ -80,8 +80,9 @@ def _list_payload(value: Feature) -> tuple[int, Iterable[bytes], int]:
         head = b"\x0a" + varint(len(data))
         return field, [head, data], len(head) + len(data)
     lengths = value.lengths if isinstance(value, SpilledFrames) else [len(item) for item in value]
-    size = sum(1 + len(varint(n)) + n for n in lengths)
-    return _BYTES, (part for n, item in zip(lengths, value, strict=True) for part in (b"\x0a" + varint(n), item)), size
+    size = sum(1 + len(varint(int(n))) + int(n) for n in lengths)
+    parts = (part for n, item in zip(lengths, value, strict=True) for part in (b"\x0a" + varint(int(n)), item))
+    return _BYTES, parts, size
 
 
 def _map_order(key: str) -> bytes:
