@@ -29,6 +29,7 @@ class Clock:
     def __init__(self) -> None:
         self.stamps = heap.Ints()  # a long recording's in a file, not in memory
         self.logs = heap.Ints()
+        self._found: tuple[int, str] | None = None  # (samples, `_header_problem`) as last found
 
     def add(self, stamp: int, log_time: int) -> int:
         """The sample's index; a time past int64 (damaged data) raises OverflowError and adds nothing."""
@@ -41,7 +42,13 @@ class Clock:
     def resolve(self) -> tuple[np.ndarray, str]:
         """Header stamps when all are non-zero, their median offset from log time is under 60 s and they
         advance with it (span at least half the log times'); else the log times."""
-        return (self._stamps(), "header") if not self._header_problem() else (self._logs(), "log")
+        return (self._stamps(), "header") if not self._problem() else (self._logs(), "log")
+
+    def _problem(self) -> str:
+        """`_header_problem`, found once for the samples so far (`resolve` and `notes` both ask)."""
+        if self._found is None or self._found[0] != len(self.logs):
+            self._found = (len(self.logs), self._header_problem())
+        return self._found[1]
 
     def _stamps(self) -> np.ndarray:
         return self.stamps.array()
@@ -66,7 +73,7 @@ class Clock:
         """Warnings on the chosen clock: header stamps far from log time or not advancing, stamps near zero."""
         times, source = self.resolve()
         notes = []
-        problem = self._header_problem()
+        problem = self._problem()
         if problem not in ("", "unset"):
             notes.append(f"{topic}: {problem}; using the log time")
         if len(times) and int(times.max()) < NEAR_ZERO_NS:
