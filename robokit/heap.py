@@ -182,6 +182,7 @@ class RowSpool:
     def __init__(self, width: int, dtype: type[np.number[Any]] = np.float64) -> None:
         self.width = width
         self.dtype = np.dtype(dtype)
+        self._row_bytes = width * self.dtype.itemsize
         rows = max(16, MAP_ABOVE // (self.dtype.itemsize * max(1, width)))  # width 0: a message's empty array
         self._block = np.empty((rows, width), self.dtype)
         self._filled = 0  # rows in `_block`
@@ -212,11 +213,10 @@ class RowSpool:
     def blocks(self, rows: int) -> Iterator[np.ndarray]:
         """The rows so far, at most `rows` at a time, read from the file (never mapped: no resident pages left)."""
         if self._file is not None:
-            row_bytes = self.width * self.dtype.itemsize
             for start in range(0, self._written, rows):
                 count = min(rows, self._written - start)
-                self._file.seek(start * row_bytes)
-                yield np.frombuffer(self._file.read(count * row_bytes), self.dtype).reshape(count, self.width)
+                self._file.seek(start * self._row_bytes)
+                yield np.frombuffer(self._file.read(count * self._row_bytes), self.dtype).reshape(count, self.width)
         for block in [*self._full, self._block[: self._filled]]:
             for start in range(0, len(block), rows):
                 yield block[start:start + rows]
@@ -226,7 +226,7 @@ class RowSpool:
         if self._file is None:
             return np.concatenate([*self._full, self._block[: self._filled]]) if self._full else \
                 self._block[: self._filled]
-        self._file.seek(self._written * self.width * self.dtype.itemsize)
+        self._file.seek(self._written * self._row_bytes)
         self._file.write(self._block[: self._filled].data)  # the tail; the next full block overwrites it
         return _map(self._file, self.dtype, (len(self), self.width))
 
@@ -240,7 +240,7 @@ class RowSpool:
             self._full.append(self._block)
             self._block = np.empty_like(self._block)
         else:
-            self._file.seek(self._written * self.width * self.dtype.itemsize)
+            self._file.seek(self._written * self._row_bytes)
             self._file.write(self._block.data)
             self._written += len(self._block)
         self._filled = 0

@@ -190,14 +190,8 @@ def _top_boxes(file: BinaryIO) -> Iterator[tuple[bytes, bytes]]:
     at = 0
     while at + 8 <= end:
         file.seek(at)
-        size, kind = struct.unpack(">I4s", file.read(8))
-        header = 8
-        if size == 1:
-            size, header = struct.unpack(">Q", file.read(8))[0], 16
-        elif size == 0:
-            size = end - at
-        if size < header or at + size > end:
-            raise ConversionError(f"video part: box {kind!r} at byte {at} runs past the end (truncated?)")
+        kind, header, size = _read_header(file.read(16), end - at, open_ended=True)
+        file.seek(at + header)
         yield kind, b"" if kind == b"mdat" else file.read(size - header)
         at += size
 
@@ -206,14 +200,23 @@ def _boxes(data: bytes) -> Iterator[tuple[bytes, bytes]]:
     """(type, body) of the boxes one after another in `data`."""
     at = 0
     while at + 8 <= len(data):
-        size, kind = struct.unpack_from(">I4s", data, at)
-        header = 8
-        if size == 1:
-            size, header = struct.unpack_from(">Q", data, at + 8)[0], 16
-        if size < header or at + size > len(data):
-            raise ConversionError(f"video part: box {kind!r} runs past its parent")
+        kind, header, size = _read_header(data[at:at + 16], len(data) - at)
         yield kind, data[at + header:at + size]
         at += size
+
+
+def _read_header(head: bytes, room: int, open_ended: bool = False) -> tuple[bytes, int, int]:
+    """(type, header length, size) of the box starting with `head` (up to 16 bytes), `room` bytes being left in its
+    parent; a top-level box (`open_ended`) of size 0 runs to the end of the file."""
+    size, kind = struct.unpack_from(">I4s", head)
+    header = 8
+    if size == 1:
+        size, header = struct.unpack_from(">Q", head, 8)[0], 16
+    elif size == 0 and open_ended:
+        size = room
+    if size < header or size > room:
+        raise ConversionError(f"video part: box {kind!r} runs past its parent (truncated?)")
+    return kind, header, size
 
 
 def _need(boxes: dict[bytes, bytes], kind: bytes) -> bytes:
