@@ -23,11 +23,11 @@ def pose_names(quat_order: str) -> tuple[str, ...]:
     return ("x", "y", "z", *(f"q{c}" for c in quat_order))
 
 
-def pose_vector(pose: PoseStream, quat_order: str) -> np.ndarray:
-    """(T, 7) float32: translation then the quaternion in `quat_order`."""
-    return np.hstack([pose.translation, to_order(pose.quaternion, quat_order)]).astype(np.float32)
+def pose_vector(pose: PoseStream, quat_order: str, rows: slice = slice(None)) -> np.ndarray:
+    """(T, 7) float32 of steps `rows`: translation then the quaternion in `quat_order`."""
+    return np.hstack([pose.translation[rows], to_order(pose.quaternion[rows], quat_order)]).astype(np.float32)
 
 
-def pose_vectors(p: PreparedEpisode, quat_order: str) -> dict[str, np.ndarray]:
-    """(T, 7) float32 per pose channel, keyed by `pose_key`."""
-    return {pose_key(name): pose_vector(pose, quat_order) for name, pose in sorted(p.poses.items())}
+def pose_vectors(p: PreparedEpisode, quat_order: str, rows: slice = slice(None)) -> dict[str, np.ndarray]:
+    """(T, 7) float32 of steps `rows` per pose channel, keyed by `pose_key`."""
+    return {pose_key(name): pose_vector(pose, quat_order, rows) for name, pose in sorted(p.poses.items())}

@@ -8,11 +8,12 @@ The decoder accepts any valid encoding (packed or not, any field order).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from typing import BinaryIO
 
 import numpy as np
 
+from robokit import heap
 from robokit.converters.spill import SpilledFrames
 from robokit.errors import SourceError
 
@@ -20,6 +21,7 @@ from robokit.errors import SourceError
 Value = list[bytes] | np.ndarray
 Feature = Sequence[bytes] | np.ndarray  # what the encoder takes: any sequence of encoded elements
 _BYTES, _FLOAT, _INT64 = 1, 2, 3
+FLOAT_BLOCK = 1 << 20  # bytes of a float feature converted at once
 _SHIFTS = np.arange(10, dtype=np.uint64) * np.uint64(7)
 
 
@@ -63,22 +65,30 @@ def decode_varints(buf: bytes | memoryview) -> np.ndarray:
     return np.add.reduceat(parts, starts).view(np.int64)
 
 
+def _float32_blocks(value: np.ndarray) -> Iterator[bytes]:
+    """`value` as little-endian float32 bytes, `FLOAT_BLOCK` bytes of it made at a time as they are written (an
+    episode's columns are never whole in memory twice)."""
+    rows = max(1, FLOAT_BLOCK // max(1, 4 * value[0].size)) if len(value) else 1
+    for block in heap.blocks(value, rows):
+        yield np.ascontiguousarray(block, dtype="<f4").tobytes()
+
+
 def _list_payload(value: Feature) -> tuple[int, Iterable[bytes], int]:
     """(Feature field number, payload chunks, payload size) of one feature value; frames of a `SpilledFrames`
     are read one at a time as the chunks are consumed."""
     if isinstance(value, np.ndarray):
         if value.dtype.kind == "f":
-            data = np.ascontiguousarray(value, dtype="<f4").tobytes()
-            field = _FLOAT
+            field, size = _FLOAT, value.size * 4
+            data: Iterable[bytes] = _float32_blocks(np.atleast_1d(value))
         elif value.dtype.kind in "biu":
-            data = encode_varints(value)
-            field = _INT64
+            encoded = encode_varints(value)
+            field, size, data = _INT64, len(encoded), [encoded]
         else:
             raise TypeError(f"cannot store dtype {value.dtype} in a tf.train.Example")
-        if not data:
+        if not size:
             return field, [], 0
-        head = b"\x0a" + varint(len(data))
-        return field, [head, data], len(head) + len(data)
+        head = b"\x0a" + varint(size)
+        return field, itertools.chain((head,), data), len(head) + size
     lengths = value.lengths if isinstance(value, SpilledFrames) else [len(item) for item in value]
     size = sum(1 + len(varint(int(n))) + int(n) for n in lengths)
     parts = (part for n, item in zip(lengths, value, strict=True) for part in (b"\x0a" + varint(int(n)), item))

@@ -197,7 +197,7 @@ class _Schema:
         first = np.zeros(n, dtype=bool)
         first[0] = True
         out: dict[str, Feature] = {
-            "steps/observation/state": p.state.values.astype(np.float32),
+            "steps/observation/state": p.state.values,  # float32 a block at a time as written (encode_example)
             "steps/reward": last.astype(np.float32),
             "steps/discount": np.ones(n, dtype=np.float32),
             "steps/is_first": first,
@@ -213,7 +213,7 @@ class _Schema:
             out[f"steps/observation/{key}"], out[f"steps/observation/{key}_count"] = padded(
                 clouds[channel], self.point_capacity, len(names))
         if p.action is not None:
-            out["steps/action"] = p.action.values.astype(np.float32)
+            out["steps/action"] = p.action.values
         extras = {extra["channel"]: name for name, extra in self.extras.items()}
         out.update({f"steps/{extras[e.channel]}": e.values for e in p.extras.values()})
         meta = p.source.meta

@@ -61,6 +61,7 @@ WDS_SHARD_MB = ExtraOption("wds_shard_mb", float, 512.0, "Target WebDataset shar
 WDS_SAMPLES = ExtraOption("wds_samples", str, "step", "WebDataset samples: one per step, or one per episode.",
                           SAMPLE_LAYOUTS)
 EXTRA_OPTIONS = (DATASET_NAME, WDS_SHARD_MB, WDS_SAMPLES, *IMAGE_OPTIONS)
+STEP_BLOCK = 1024  # steps whose vectors are made at once: a long episode's are never whole in memory
 _STEP_ARRAYS = {"timestamp_ns": "int64", "is_first": "bool", "is_last": "bool"}  # beside the vectors in steps.npz
 Member = tuple[str, bytes]
 
@@ -92,14 +93,14 @@ class _Schema:
         clouds = prepared_clouds(p, self.frame)
         return {key: clouds[channel] for channel, (key, _, _) in self.points.items()}
 
-    def vectors(self, p: PreparedEpisode) -> dict[str, np.ndarray]:
-        """Arrays by member name: state, action, poses (xyz + quaternion in quat_order) (T, D) float32; extras in
-        their source dtype, (T,) for a shape-[1] feature."""
-        out = {"state": p.state.values.astype(np.float32)}
+    def vectors(self, p: PreparedEpisode, rows: slice = slice(None)) -> dict[str, np.ndarray]:
+        """Arrays of steps `rows` by member name: state, action, poses (xyz + quaternion in quat_order) (T, D)
+        float32; extras in their source dtype, (T,) for a shape-[1] feature."""
+        out = {"state": p.state.values[rows].astype(np.float32)}
         if p.action is not None:
-            out["action"] = p.action.values.astype(np.float32)
-        out.update(pose_vectors(p, self.quat_order))
-        out.update({name: p.extras[channel].column() for channel, name in self.extras.items()})
+            out["action"] = p.action.values[rows].astype(np.float32)
+        out.update(pose_vectors(p, self.quat_order, rows))
+        out.update({name: p.extras[channel].column()[rows] for channel, name in self.extras.items()})
         return out
 
     def _arrays(self, p: PreparedEpisode) -> dict[str, dict[str, Any]]:
@@ -144,20 +145,23 @@ def _json(value: dict[str, Any]) -> bytes:
 
 def step_samples(key: str, index: int, p: PreparedEpisode, schema: _Schema, images: dict[str, Sequence[bytes]],
                  clouds: dict[str, list[np.ndarray]]) -> Iterator[list[Member]]:
-    """One sample per step: its members, sorted by name."""
+    """One sample per step: its members, sorted by name; the vectors made `STEP_BLOCK` steps at a time."""
     n = p.n_frames
-    vectors: dict[str, Sequence[np.ndarray]] = {**{k: list(v) for k, v in schema.vectors(p).items()}, **clouds}
     fields = trace(p)
     t0 = int(p.timestamps[0])
-    for t in range(n):
-        sample_key = f"{key}_{t:06d}"
-        members = {f"{name}.{spec.extension}": images[channel][t] for channel, (name, spec) in schema.cameras.items()}
-        members.update({f"{name}.npy": npy(values[t]) for name, values in vectors.items()})
-        members["meta.json"] = _json({
-            "episode": key, "episode_id": p.source.id, "episode_index": index, "step": t, "num_steps": n,
-            "timestamp": (int(p.timestamps[t]) - t0) / 1e9, "timestamp_ns": int(p.timestamps[t]),
-            "is_first": t == 0, "is_last": t == n - 1, "task": p.task, **fields})
-        yield [(f"{sample_key}.{ext}", data) for ext, data in sorted(members.items())]
+    for start in range(0, n, STEP_BLOCK):
+        rows = slice(start, start + STEP_BLOCK)
+        vectors: dict[str, np.ndarray | list[np.ndarray]] = {**schema.vectors(p, rows),
+                                                              **{k: v[rows] for k, v in clouds.items()}}
+        for t in range(start, min(n, start + STEP_BLOCK)):
+            members = {f"{name}.{spec.extension}": images[channel][t]
+                       for channel, (name, spec) in schema.cameras.items()}
+            members.update({f"{name}.npy": npy(values[t - start]) for name, values in vectors.items()})
+            members["meta.json"] = _json({
+                "episode": key, "episode_id": p.source.id, "episode_index": index, "step": t, "num_steps": n,
+                "timestamp": (int(p.timestamps[t]) - t0) / 1e9, "timestamp_ns": int(p.timestamps[t]),
+                "is_first": t == 0, "is_last": t == n - 1, "task": p.task, **fields})
+            yield [(f"{key}_{t:06d}.{ext}", data) for ext, data in sorted(members.items())]
 
 
 def episode_sample(key: str, index: int, p: PreparedEpisode, schema: _Schema, images: dict[str, Sequence[bytes]],

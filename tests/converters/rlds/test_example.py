@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from robokit.converters.rlds import example
 from robokit.converters.rlds.example import (
     decode_example,
     decode_varints,
@@ -82,6 +83,18 @@ def test_encoder_matches_protobuf_deterministic_bytes() -> None:
     data = b"".join(chunks)
     assert len(data) == size
     assert data == _reference(FEATURES).SerializeToString(deterministic=True)
+
+
+@pytest.mark.parametrize("block", [1 << 20, 12])  # 12 bytes: one row of 3 per block, a row cut at the last
+def test_float_columns_converted_a_block_at_a_time(block: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(example, "FLOAT_BLOCK", block)
+    rng = np.random.default_rng(3)
+    features = {"steps/state": rng.normal(size=(7, 3)), "steps/reward": np.arange(5, dtype=np.float64) / 3,
+                "one": np.array(2.5), "none": np.zeros((0, 3))}
+    chunks, size = encode_example(features)
+    data = b"".join(chunks)
+    reference = {k: np.atleast_1d(v).astype(np.float32).ravel() for k, v in features.items()}
+    assert len(data) == size and data == _reference(reference).SerializeToString(deterministic=True)
 
 
 def test_decoder_reads_protobuf_output() -> None:

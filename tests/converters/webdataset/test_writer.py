@@ -14,6 +14,7 @@ import robokit
 from robokit import frames
 from robokit.converters import get_converter
 from robokit.converters.options import WriterOptions
+from robokit.converters.webdataset import writer
 from robokit.converters.webdataset.layout import closing_size, member_size
 from robokit.errors import ConversionError, OptionError
 from robokit.timeline import Episode
@@ -64,6 +65,14 @@ def test_members_are_deterministic_and_well_formed(wds_steps: Path, sample_dir: 
                          ("action.npy", "front.png", "meta.json", "state.npy", "tf_tool0.npy", "wrist.jpg")]
     again = write(sample_dir, tmp_path)
     assert all((again / s.name).read_bytes() == s.read_bytes() for s in wds_steps.glob("*.tar"))
+
+
+def test_vectors_made_in_blocks_give_the_same_shards(wds_steps: Path, sample_dir: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(writer, "STEP_BLOCK", 7)  # episodes of 15-odd steps: blocks end inside every episode
+    blocked = write(sample_dir, tmp_path)
+    shards = sorted(wds_steps.glob("*.tar"))
+    assert shards and all((blocked / s.name).read_bytes() == s.read_bytes() for s in shards)
 
 
 def test_check_passes(wds_steps: Path, wds_episodes: Path) -> None:
