@@ -15,6 +15,7 @@ import os
 import sys
 import tempfile
 import threading
+import time
 import weakref
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -37,6 +38,8 @@ _spools: weakref.WeakSet[RowSpool] = weakref.WeakSet()  # those holding a file o
 _mapped_lock = threading.Lock()
 _DONTNEED = getattr(mmap, "MADV_DONTNEED", None)  # absent on Windows
 _after_trim: int | None = None  # `_unused_resident()` right after the last trim (None: not measured since)
+UNMAP_EVERY = 1.0  # seconds between drops of every mapped array's resident pages (`unmap_periodically`)
+_unmapper: int | None = None  # the process whose unmapping thread runs (a forked child has none)
 
 
 class _MallInfo2(ctypes.Structure):
@@ -56,6 +59,23 @@ def limit_arenas() -> None:
     mallopt = getattr(_LIBC, "mallopt", None)
     if mallopt is not None:
         mallopt(_M_ARENA_MAX, ARENAS)
+
+
+def unmap_periodically() -> None:
+    """Drop every mapped array's resident pages each `UNMAP_EVERY` seconds on a daemon thread, so that however a
+    writer reads a long episode's columns (whole, row by row, several formats at once), at most a second of reads
+    stays resident; called next to `limit_arenas`, never in a host program."""
+    global _unmapper
+    if _DONTNEED is None or _unmapper == os.getpid():
+        return
+    _unmapper = os.getpid()
+
+    def run() -> None:
+        while True:
+            time.sleep(UNMAP_EVERY)
+            unmap_resident()
+
+    threading.Thread(target=run, name="robokit-unmap", daemon=True).start()
 
 
 def trim() -> None:

@@ -175,6 +175,30 @@ print(read >> 20, dropped >> 20, int(total == held.size and held.sum() == total)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and madvise")
+def test_unmap_periodically_drops_what_was_read_within_a_period() -> None:
+    """However the array is read (here whole, by numpy), its pages leave resident memory within `UNMAP_EVERY`;
+    one thread per process however often it is asked for; the values survive."""
+    code = """
+import os, threading, time
+import numpy as np
+from robokit import heap
+def resident():
+    return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+heap.UNMAP_EVERY = 0.05
+held = heap.mapped(np.full(64 << 17, 2.0))  # 64 MiB
+before = resident(); total = float(held.sum()); read = resident() - before
+heap.unmap_periodically(); heap.unmap_periodically()
+threads = sum(t.name == "robokit-unmap" for t in threading.enumerate())
+deadline = time.monotonic() + 10
+while resident() - before > (4 << 20) and time.monotonic() < deadline:
+    time.sleep(0.05)
+print(threads, read >> 20, (resident() - before) >> 20, int(total == 2.0 * held.size))
+"""
+    threads, read, left, same = (int(v) for v in _in_fresh_process(code).split())
+    assert threads == 1 and read >= 60 and left <= 4 and same == 1
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and madvise")
 def test_blocks_hold_one_block_of_a_mapped_array_resident() -> None:
     """Reading a mapped 64 MiB array through `blocks` leaves at most a block resident; a reversed, strided view's
     pages are dropped too; values are read back intact."""

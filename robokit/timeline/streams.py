@@ -25,9 +25,10 @@ class StreamOrigin:
 
 def ints(values: np.ndarray, block: int = 512) -> Iterator[int]:
     """An integer array's values as Python ints, boxed a block at a time: `tolist()` of a long episode's
-    timestamps or positions would hold one object per sample for as long as the loop over them runs."""
-    for start in range(0, len(values), block):
-        yield from values[start:start + block].tolist()
+    timestamps or positions would hold one object per sample for as long as the loop over them runs. A mapped
+    array's pages leave resident memory a block at a time (`heap.blocks`)."""
+    for part in heap.blocks(values, block):
+        yield from part.tolist()
 
 
 def sort_timestamps(timestamps: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
