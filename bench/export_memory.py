@@ -10,13 +10,12 @@ from run to run, so each length is converted `--runs` times (in rounds) and the 
 Encoded payloads are spilled to files past a bound, and the timeline model's long arrays (numeric streams at their
 recorded rate, timestamps) live in mapped files; `arrays MiB` reports those held in memory (and, in brackets, mapped).
 Run by hand: `.venv/bin/python bench/export_memory.py [--seconds 15 120 600] [--runs 3] [--formats ...]`.
-Measured on a shared 2-core machine, peak (range) / steady / anonymous peak: 206 (206-208) / 154 / 113 and 213
-(212-217) / 173 / 119 MiB for 15 and 600 s (0.4 and 16.8 GB bags, 3 runs each; at 600 s 0.4 MiB of arrays in
-memory, 11.0 mapped; malloc's bytes in use while encoding are flat, what differs is freed arena pages between trims,
-mostly as short spikes a longer run meets more of); with `--size 320x240 --seconds 15 600 2400`, one run: 164 / 142
-/ 75, 169 / 162 / 80 and 177 / 158 / 87 MiB. Libraries' file-backed pages (67 to 117 MiB of a peak, by environment)
-vary between runs on one machine: compare lengths within one run, and the anonymous peak (robokit's own memory) across
-runs.
+Measured on a shared 2-core machine, peak (range) / steady / anonymous peak, 2 runs: 179 (179-180) / 136 / 112 and
+187 (185-189) / 128 / 119 MiB for 15 and 600 s (0.4 and 16.8 GB bags; at 600 s 0.4 MiB of arrays in memory, 11.0
+mapped; malloc's bytes in use and Python's objects are flat while encoding, what differs is short excursions of freed
+heap pages, which a longer run meets more of); with `--size 320x240 --seconds 15 600 2400`, one run: 143 / 124 / 76,
+147 / 138 / 80 and 163 / 144 / 82 MiB. Libraries' file-backed pages (67 to 117 MiB of a peak, by environment) vary
+between runs on one machine: compare lengths within one run, and the anonymous peak (robokit's own) across runs.
 """
 
 from __future__ import annotations
