@@ -61,10 +61,11 @@ def write_bag(out: Path, seconds: float, width: int, height: int) -> None:
             bag.advance(t)
 
 
-def convert(bag: Path, out: Path, formats: list[str], extra: list[str]) -> tuple[float, float, float, float]:
-    """Run one conversion; returns (peak and steady summed RSS, peak of its anonymous part, all in MiB; wall
-    seconds). Steady is the median of the samples after the first quarter of the run: flat memory shows as the same
-    steady figure for any length. Anonymous: without file-backed pages (libraries' code), robokit's own memory."""
+def convert(bag: Path, out: Path, formats: list[str], extra: list[str]) -> tuple[float, float, float, float, float]:
+    """Run one conversion; returns (peak and steady summed RSS, peak of its anonymous part, all in MiB; when the peak
+    came, in % of the run: LeRobot's encoding first, the other formats after; wall seconds). Steady is the median of
+    the samples after the first quarter of the run: flat memory shows as the same steady figure for any length.
+    Anonymous: without file-backed pages (libraries' code), robokit's own memory."""
     args = [sys.executable, "-c", "from robokit.cli import run; run()", "convert", str(bag),
             *(a for f in formats for a in ("--to", f)), "--out", str(out), "--no-cache", *extra]
     start = time.perf_counter()
@@ -82,7 +83,8 @@ def convert(bag: Path, out: Path, formats: list[str], extra: list[str]) -> tuple
     if child.returncode != 0:
         raise SystemExit(f"robokit convert failed ({child.returncode}):\n{err[-3000:]}")
     steady = float(np.median(samples[len(samples) // 4:]))
-    return max(samples) / MIB, steady / MIB, max(anon) / MIB, time.perf_counter() - start
+    at = 100 * int(np.argmax(samples)) / len(samples)
+    return max(samples) / MIB, steady / MIB, max(anon) / MIB, at, time.perf_counter() - start
 
 
 def held_arrays(bag: Path) -> tuple[float, float]:
@@ -124,21 +126,21 @@ def main() -> None:
             if not bag.exists():
                 bag.parent.mkdir(parents=True, exist_ok=True)
                 write_bag(bag, seconds, width, height)
-        runs: dict[float, list[tuple[float, float, float, float]]] = {seconds: [] for seconds in args.seconds}
+        runs: dict[float, list[tuple[float, float, float, float, float]]] = {seconds: [] for seconds in args.seconds}
         for _ in range(args.runs):  # rounds, so that a drift of the machine reaches every length alike
             for seconds, bag in bags.items():
                 with tempfile.TemporaryDirectory(prefix="export-memory-out-", dir=args.out) as out:
                     runs[seconds].append(convert(bag, Path(out), args.formats, extra))
         print(f"{'episode':>8} {'bag MB':>8} {'peak MiB, all processes (range)':>32} {'steady MiB':>11} "
-              f"{'anonymous peak':>15} {'wall s':>7} {'arrays MiB (mapped)':>19}   median of {args.runs} run(s); "
-              f"formats: {' '.join(args.formats)}")
+              f"{'anonymous peak':>15} {'peak at %':>9} {'wall s':>7} {'arrays MiB (mapped)':>19}   "
+              f"median of {args.runs} run(s); formats: {' '.join(args.formats)}")
         for seconds, bag in bags.items():
             size = sum(f.stat().st_size for f in bag.iterdir()) / 1e6
-            peak, steady, anon, wall = np.array(runs[seconds]).T
+            peak, steady, anon, at, wall = np.array(runs[seconds]).T
             spread = f"{np.median(peak):.0f} ({peak.min():.0f}-{peak.max():.0f})"
             arrays = "{:.1f} ({:.1f})".format(*held_arrays(bag))
             print(f"{seconds:7g}s {size:8.0f} {spread:>32} {np.median(steady):11.0f} {np.median(anon):15.0f} "
-                  f"{np.median(wall):7.1f} {arrays:>19}")
+                  f"{np.median(at):9.0f} {np.median(wall):7.1f} {arrays:>19}")
     finally:
         if args.smoke:
             shutil.rmtree(args.out, ignore_errors=True)
