@@ -98,13 +98,15 @@ class VideoConcatenator:
         self._sizes = heap.RowSpool(1, np.uint32)
         self._keys = heap.RowSpool(1, np.int64)
 
-    def fits(self, part: bytes | Path) -> bool:
-        """Whether a part can follow the frames already written: the same coding (else it starts a new file)."""
-        return self._first is None or self._first.fits(read_track(part))
+    def fits(self, track: Track) -> bool:
+        """Whether a part (its `read_track`) can follow the frames already written: the same coding (else it starts
+        a new file)."""
+        return self._first is None or self._first.fits(track)
 
-    def append(self, part: bytes | Path) -> tuple[int, int]:
-        """Copy one part's samples after the frames already written; returns its (first, end) frame."""
-        track = read_track(part)
+    def append(self, part: bytes | Path, track: Track | None = None) -> tuple[int, int]:
+        """Copy one part's samples after the frames already written (`track`: the part's, when already read);
+        returns its (first, end) frame."""
+        track = track if track is not None else read_track(part)
         if track.delta and track.timescale != track.delta * self.fps:
             rate = Fraction(track.timescale, track.delta)
             raise ConversionError(f"video part at frame {self.frames}: {rate} frames per second, the file has "

@@ -72,7 +72,7 @@ def test_parts_of_another_coding_or_rate_are_refused(tmp_path: Path) -> None:
     out = VideoConcatenator(tmp_path / "cat.mp4", FPS)
     out.append(first)
     other = _segment(_frames(range(0, 40, 10)), VideoSettings(codec="av1"))
-    assert out.fits(first) and not out.fits(other)
+    assert out.fits(read_track(first)) and not out.fits(read_track(other))
     with pytest.raises(ConversionError, match="codec headers differ"):
         out.append(other)
     with pytest.raises(ConversionError, match="30 frames per second, the file has 15"):

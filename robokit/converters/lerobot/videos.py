@@ -17,7 +17,7 @@ from robokit import heap
 from robokit.converters import spill as spills
 from robokit.converters.lerobot.depth import DepthVideoEncoder, depth_stats
 from robokit.converters.lerobot.layout import MAX_VIDEO_SECONDS, VIDEO_PATH, FileCounter
-from robokit.converters.mp4 import VideoConcatenator
+from robokit.converters.mp4 import VideoConcatenator, read_track
 from robokit.converters.spill import Payload, spilling
 from robokit.converters.stats import ImageStats
 from robokit.converters.video import VideoEncoder, VideoSettings, encode_later, encoder_slots
@@ -173,8 +173,9 @@ class CameraFiles:
     def add(self, video: Video) -> dict[str, Any]:
         """Append one episode's MP4; returns where it went (the episodes table's `videos/<key>/*` columns)."""
         out = self._out
+        first = read_track(_source(video.parts[0]))  # read once: whether it fits, then where its samples are
         if out is not None and (out.frames / self.fps + video.frames / self.fps > MAX_VIDEO_SECONDS
-                                or out.size >= self.max_bytes or not out.fits(_source(video.parts[0]))):
+                                or out.size >= self.max_bytes or not out.fits(first)):
             self.close()
             self.counter.advance()
         if self._out is None:
@@ -183,8 +184,8 @@ class CameraFiles:
             self._out = VideoConcatenator(path, self.fps)
             self.first_file = self.first_file or path
         start = self._out.frames
-        for part in video.parts:
-            self._out.append(_source(part))
+        for i, part in enumerate(video.parts):
+            self._out.append(_source(part), None if i else first)
             if part.path is not None:
                 part.path.unlink()
         prefix = f"videos/{self.key}/"
