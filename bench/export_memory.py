@@ -4,16 +4,20 @@ Writes (once, kept in `--out`, in time order so the writer holds a few frames) o
 ROS 2 bag like `robokit sample`'s (raw rgb8 front camera at 30 Hz with its camera_info, JPEG wrist camera
 at 15 Hz, joints at 100 Hz, a task), then runs `robokit convert <bag> --to <formats> --no-cache`
 in a child process and samples, every 20 ms with psutil, the resident memory of the child and all its
-descendants (workers, forkserver) summed; the peak of that sum is what a machine must have, and its median
-after the first quarter of the run (steady) shows whether memory follows the episode's length. The peak varies
-from run to run, so each length is converted `--runs` times (in rounds) and the median and range reported.
+descendants (workers, forkserver) summed; the peak of that sum is what a machine must have. Steady is its median
+after the first quarter of the run: it follows the share of the run spent encoding (the highest phase), which grows
+with the episode, so compare it between lengths with that in mind. The peak varies from run to run, so each length
+is converted `--runs` times (in rounds) and the median and range reported.
 Encoded payloads are spilled to files past a bound, and the timeline model's long arrays (numeric streams at their
 recorded rate, timestamps) live in mapped files; `arrays MiB` reports those held in memory (and, in brackets, mapped).
-Run by hand: `.venv/bin/python bench/export_memory.py [--seconds 15 120 600] [--runs 3] [--formats ...]`.
-Measured on a shared 2-core machine, peak (range) / steady / anonymous peak, 2 runs: 179 (179-180) / 136 / 112 and
-187 (185-189) / 128 / 119 MiB for 15 and 600 s (0.4 and 16.8 GB bags; at 600 s 0.4 MiB of arrays in memory, 11.0
-mapped; malloc's bytes in use and Python's objects are flat while encoding, what differs is short excursions of freed
-heap pages, which a longer run meets more of); with `--size 320x240 --seconds 15 600 2400`, one run: 143 / 124 / 76,
+Run by hand: `.venv/bin/python bench/export_memory.py [--seconds 15 60 600] [--runs 3] [--formats ...]`.
+Measured on a shared 2-core machine, `--seconds 15 60 600 --runs 2`, peak (range) / steady / anonymous peak:
+180 (180-180) / 134 / 114, 182 (182-183) / 132 / 116 and 189 (186-192) / 143 / 123 MiB (0.4, 1.7 and 16.8 GB bags;
+at 600 s 0.4 MiB of arrays in memory, 11.0 mapped); another run, with other work on the machine: 182 / 182 / 187.
+Inside the process (`--to lerobot`, 3 runs each), 4 s into the encoding the 1- and 10-minute episodes hold the same
+memory: 105-108 and 103-106 MiB anonymous, malloc's bytes in use 89.7-89.9 and 90.8-91.3 (the longer index); the
+longer run's peak is the highest of the allocator's fluctuations over 10 times more encoding.
+With `--size 320x240 --seconds 15 600 2400`, one run: 143 / 124 / 76,
 147 / 138 / 80 and 163 / 144 / 82 MiB. Libraries' file-backed pages (67 to 117 MiB of a peak, by environment) vary
 between runs on one machine: compare lengths within one run, and the anonymous peak (robokit's own) across runs.
 """
