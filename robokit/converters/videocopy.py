@@ -27,7 +27,15 @@ from robokit.converters.stats import ImageStats
 from robokit.errors import SourceError
 from robokit.timeline import FrameSource, ImageStream
 from robokit.timeline.images import MappedFrameSource
-from robokit.timeline.video import CodedVideo, Packet, VideoFrames, decode_packet, decoder, has_sequence_header
+from robokit.timeline.video import (
+    CodedVideo,
+    Packet,
+    VideoFrames,
+    decode_packet,
+    decoder,
+    frame_array,
+    has_sequence_header,
+)
 
 STATS_SAMPLES = 100  # keyframes decoded per copied episode for the image statistics
 ELEMENTARY_FORMATS = {"h264": "h264", "hevc": "hevc", "av1": "obu"}  # FFmpeg's demuxer of each codec's bare stream
@@ -161,7 +169,7 @@ class _KeyframeDecoder:
         self.sent += data is not None
         try:
             for frame in decode_packet(self._ctx, data, "keyframe"):
-                stats.add(frame.to_ndarray(format="rgb24"))
+                stats.add(frame_array(frame, "rgb24"))
         except SourceError:
             self.damaged += 1
             self._ctx = self._fresh()

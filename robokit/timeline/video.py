@@ -45,6 +45,24 @@ class CodedVideo(Protocol):
         ...
 
 
+_ONE_THREAD: dict[str, int] = {"threads": 1}  # PyAV's scaler threads argument, {} where PyAV has none (before 16)
+
+
+def frame_array(frame: Any, format: str) -> np.ndarray:
+    """`frame.to_ndarray(format=format)` scaled on the calling thread: robokit runs its own threads, and the
+    automatic slice threads of PyAV 18.1.1's per-thread scaler hang a forked child (Ray starts its servers so)
+    that frees another thread's scaler."""
+    global _ONE_THREAD
+    try:
+        array: np.ndarray = frame.to_ndarray(format=format, **_ONE_THREAD)
+    except TypeError:
+        if not _ONE_THREAD:
+            raise
+        _ONE_THREAD = {}
+        array = frame.to_ndarray(format=format)
+    return array
+
+
 def decoder(codec: str) -> Any:
     """A fresh PyAV decoder for `codec` (h264, hevc, av1)."""
     return av.CodecContext.create(DECODERS[codec], "r")
@@ -58,17 +76,16 @@ def decode_packet(ctx: Any, data: bytes | None, label: str) -> list[Any]:
         raise SourceError(f"{label}: coded video does not decode ({err})") from err
 
 
-def has_sequence_header(data: bytes) -> bool:
-    """Walks the OBUs of a low-overhead AV1 temporal unit (each with its size field) for a sequence header."""
+def obus(data: bytes) -> Iterator[tuple[int, int, int]]:
+    """(type, start, end) of each OBU of a low-overhead AV1 temporal unit; one without a size field runs to the end."""
     i = 0
     while i < len(data):
-        header = data[i]
+        start, header = i, data[i]
         kind, extension, sized = (header >> 3) & 0xF, header & 4, header & 2
-        if kind == 1:
-            return True
-        if not sized:
-            return False
         i += 2 if extension else 1
+        if not sized:
+            yield kind, start, len(data)
+            return
         size, shift = 0, 0
         while i < len(data):
             byte = data[i]
@@ -78,7 +95,12 @@ def has_sequence_header(data: bytes) -> bool:
             if not byte & 0x80:
                 break
         i += size
-    return False
+        yield kind, start, min(i, len(data))
+
+
+def has_sequence_header(data: bytes) -> bool:
+    """Whether an AV1 temporal unit carries a sequence header (OBU type 1)."""
+    return any(kind == 1 for kind, _, _ in obus(data))
 
 
 class VideoFrames:
@@ -159,7 +181,7 @@ class _Decoding:
             packet = next(self._packets, None)
             self._flushed = packet is None
             for frame in decode_packet(self._ctx, packet.data if packet else None, f"{self._label} frame {self.fed}"):
-                self._ready[self.out] = frame.to_ndarray(format="rgb24")
+                self._ready[self.out] = frame_array(frame, "rgb24")
                 self.out += 1
             self.fed += packet is not None
         for old in [k for k in self._ready if k < p]:

@@ -28,6 +28,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import av.video.frame
+
 from tests.fuzz.mutate import mutate_case
 from tests.fuzz.seeds import Seed, build_seeds
 
@@ -148,6 +150,9 @@ class _Running:
     """A case observed in a forked child, with its deadline."""
 
     def __init__(self, seed: Seed, root: Path, work: Path, timeout: float) -> None:
+        # PyAV 18.1.1 keeps a scaler per thread, with slice threads a forked child lacks: a child using or freeing
+        # the one this thread holds (earlier tests, the seeds) would wait for them forever, so it makes its own
+        vars(av.video.frame._thread_local).pop("reformatter", None)
         ctx = multiprocessing.get_context("fork")
         self.recv, send = ctx.Pipe(duplex=False)
         self.proc = ctx.Process(target=_child, args=(seed, root, work, send), daemon=True)

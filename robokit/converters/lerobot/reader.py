@@ -60,6 +60,7 @@ from robokit.timeline import (
     StreamOrigin,
 )
 from robokit.timeline.episode import LoadedWithLosses
+from robokit.timeline.video import frame_array
 
 _CAMERA_DTYPES = ("video", "image")
 
@@ -94,8 +95,8 @@ def _mp4_frames(path: Path, fps: int, first: int, count: int, label: str,
                         continue
                     if t > times[-1] + frame_ns / 2:
                         return
-                    yield Frame("raw", pixels=frame.to_ndarray(format="rgb24") if depth is None
-                                else depth(frame.to_ndarray(format="gray12le")))
+                    yield Frame("raw", pixels=frame_array(frame, "rgb24") if depth is None
+                                else depth(frame_array(frame, "gray12le")))
         except (av.error.FFmpegError, IndexError) as exc:  # IndexError: no video stream
             raise SourceError(f"{label}: video file {path} cannot be decoded ({type(exc).__name__}: {exc})") from exc
 

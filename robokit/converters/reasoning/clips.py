@@ -18,6 +18,7 @@ import numpy as np
 from robokit.converters.reasoning.scene import Media
 from robokit.converters.video import VideoEncoder, VideoSettings
 from robokit.errors import ConversionError
+from robokit.timeline.video import frame_array
 
 H264 = VideoSettings(codec="h264", crf=23, gop=30)
 MAX_CLIP_FPS = 120
@@ -215,7 +216,7 @@ def _rgb(frame: Any) -> np.ndarray:
         if pixels.dtype != np.uint8:
             raise ConversionError(f"{pixels.dtype} frames are not colour video")
         return pixels
-    array: np.ndarray = frame.to_ndarray(format="rgb24")
+    array = frame_array(frame, "rgb24")
     return array
 
 
