@@ -216,8 +216,7 @@ def _rgb(frame: Any) -> np.ndarray:
         if pixels.dtype != np.uint8:
             raise ConversionError(f"{pixels.dtype} frames are not colour video")
         return pixels
-    array = frame_array(frame, "rgb24")
-    return array
+    return frame_array(frame, "rgb24")
 
 
 def _resize(pixels: np.ndarray, size: tuple[int, int]) -> np.ndarray:
