@@ -28,9 +28,8 @@ import numpy as np
 from robokit import heap
 from robokit.converters.staging import staging_prefix
 
-SPILL_ABOVE = 1 << 20  # bytes of one payload (or one camera's frames, or an episode's video parts) kept in memory
-# before spilling: about a 15 s episode's LeRobot video, so a longer one holds no more (4 MiB held 3 more at 600 s;
-# bench/export_memory.py, RLDS alone from 15 s to 120 s: peak 76 -> 82 MiB at 4 MiB, 76 -> 123 at 32 MiB)
+SPILL_ABOVE = 1 << 20  # bytes of one payload (or one camera's frames) kept in memory before spilling
+# (bench/export_memory.py, RLDS alone from 15 s to 120 s: peak 76 -> 82 MiB at 4 MiB, 76 -> 123 at 32 MiB)
 _COPY_BLOCK = 1 << 20
 
 

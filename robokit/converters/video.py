@@ -8,11 +8,11 @@ import math
 import os
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, Generic, TypeVar
 
 import av
 import numpy as np
@@ -96,6 +96,82 @@ def encode_later(priority: tuple[int, ...], fn: Callable[..., T], *args: Any) ->
     """Run `fn(*args)`, which encodes one video, on one of this process's encoder threads: lowest `priority`
     first (an export passes (episode, segment rank)), then first come."""
     return _encoders.submit(priority, fn, *args)
+
+
+class EncodeBatch(Generic[T]):
+    """Calls run on this process's encoder threads with priority (`order`, index), at most one more than there are
+    threads queued or running at once: a long episode's hundreds of segments never wait in the queue, each with its
+    future, all at once (the next is queued as one ends, on its thread, before that thread takes other work, so
+    `order` keeps its place). The first failure stops the rest; those running end."""
+
+    def __init__(self, order: int, calls: Sequence[tuple[Callable[..., T], tuple[Any, ...]]]) -> None:
+        self._order, self._calls = order, calls
+        self._results: list[T | None] = [None] * len(calls)
+        self._next = 0  # the next call to queue
+        self._live: dict[Future[T], int] = {}  # queued or running, with their call's index
+        self._error: BaseException | None = None
+        self._stopped = False
+        self._changed = threading.Condition()
+        for _ in range(min(len(calls), encoder_slots() + 1)):
+            with self._changed:
+                future = self._queue_next()
+            if future is not None:
+                future.add_done_callback(self._done)
+
+    def results(self) -> list[T]:
+        """Every call's result in call order, once all have ended; raises the first failure."""
+        try:
+            with self._changed:
+                self._changed.wait_for(lambda: not self._live)
+        except BaseException:
+            self.stop()
+            raise
+        if self._error is not None:
+            raise self._error
+        return self._results  # type: ignore[return-value]  # every call ended without error: all set
+
+    def stop(self) -> None:
+        """Queue no more calls, cancel those queued, and wait for those running."""
+        with self._changed:
+            self._stopped = True
+        self._cancel_queued()
+        with self._changed:
+            self._changed.wait_for(lambda: not self._live)
+
+    def _queue_next(self) -> Future[T] | None:
+        """Queue the next call unless all are queued or the batch stopped (the lock held)."""
+        if self._stopped or self._next == len(self._calls):
+            return None
+        fn, args = self._calls[self._next]
+        future = encode_later((self._order, self._next), fn, *args)
+        self._live[future] = self._next
+        self._next += 1
+        return future
+
+    def _done(self, future: Future[T]) -> None:
+        with self._changed:
+            index = self._live[future]
+            if not future.cancelled():
+                error = future.exception()
+                if error is None:
+                    self._results[index] = future.result()
+                elif self._error is None:
+                    self._error, self._stopped = error, True
+            following = self._queue_next()  # before this one leaves `_live`: never empty while calls remain
+            del self._live[future]
+            self._changed.notify_all()
+            stopped = self._stopped
+        if following is not None:
+            following.add_done_callback(self._done)
+        if stopped:
+            self._cancel_queued()
+
+    def _cancel_queued(self) -> None:
+        """Cancel the queued calls, outside the lock (a cancelled future's callback takes it)."""
+        with self._changed:
+            live = list(self._live)
+        for future in live:
+            future.cancel()
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,9 @@ from __future__ import annotations
 
 import io
 import os
+import threading
+import time
+from typing import Any
 
 import av
 import numpy as np
@@ -62,9 +65,6 @@ def test_odd_frame_sizes_are_refused_clearly() -> None:
 def test_encoder_threads_take_the_lowest_priority_first_and_never_exceed_the_slots() -> None:
     """Queued encodes run lowest priority first (an export's earlier episodes before later ones), at most
     `encoder_slots()` at once; a cancelled one never runs and an error reaches its caller."""
-    import threading
-    import time
-
     from robokit.converters import video
 
     video.set_encoder_slots(2)
@@ -100,5 +100,50 @@ def test_encoder_threads_take_the_lowest_priority_first_and_never_exceed_the_slo
             bad.result(5)
         assert sorted(started[:2]) == ["busy0", "busy1"] and sorted(started[2:4]) == ["bad", "episode 1"], started
         assert started[4:] == ["episode 2"] and running[1] == 2
+    finally:
+        video.set_encoder_slots(os.cpu_count() or 1)
+
+
+def test_encode_batch_queues_a_few_calls_at_a_time_and_stops_at_the_first_failure(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Results come in call order; no more than the threads plus one are queued or running at once (a long episode's
+    segments never all wait in the queue); a failure is raised and the calls not yet queued never run."""
+    from robokit.converters import video
+
+    lock = threading.Lock()
+    ran: list[int] = []
+    queued = [0, 0]  # now, most at once
+    real = video.encode_later
+
+    def counted(priority: tuple[int, ...], fn: Any, *args: Any) -> Any:
+        with lock:
+            queued[0] += 1
+            queued[1] = max(queued)
+        future = real(priority, fn, *args)
+        future.add_done_callback(lambda _: less())
+        return future
+
+    def less() -> None:
+        with lock:
+            queued[0] -= 1
+
+    def work(i: int) -> int:
+        time.sleep(0.002)
+        with lock:
+            ran.append(i)
+        if i == 30:
+            raise ValueError(f"call {i}")
+        return i * i
+
+    monkeypatch.setattr(video, "encode_later", counted)
+    video.set_encoder_slots(2)
+    try:
+        assert video.EncodeBatch(7, [(work, (i,)) for i in range(25)]).results() == [i * i for i in range(25)]
+        assert queued[1] == 3 and sorted(ran) == list(range(25))
+        ran.clear()
+        failing = video.EncodeBatch(7, [(work, (i,)) for i in range(30, 200)])
+        with pytest.raises(ValueError, match="call 30"):
+            failing.results()
+        assert 30 in ran and len(ran) <= 3, ran  # those queued with it ran or were cancelled; no more
     finally:
         video.set_encoder_slots(os.cpu_count() or 1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import threading
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -14,13 +14,12 @@ from typing import Any
 import numpy as np
 
 from robokit import heap
-from robokit.converters import spill as spills
 from robokit.converters.lerobot.depth import DepthVideoEncoder, depth_stats
 from robokit.converters.lerobot.layout import MAX_VIDEO_SECONDS, VIDEO_PATH, FileCounter
 from robokit.converters.mp4 import VideoConcatenator, read_track
 from robokit.converters.spill import Payload, spilling
 from robokit.converters.stats import ImageStats
-from robokit.converters.video import VideoEncoder, VideoSettings, encode_later, encoder_slots
+from robokit.converters.video import EncodeBatch, VideoEncoder, VideoSettings, encoder_slots
 from robokit.converters.videocopy import copy_mp4, copyable
 from robokit.timeline import ImageStream
 from robokit.timeline.images import frame_at
@@ -58,7 +57,7 @@ def episode_videos(cameras: Mapping[str, ImageStream], fps: int, settings: Video
                    spill: Path | None = None, concurrent: int = 1, order: int = 0) -> dict[str, Video]:
     """Every camera of one episode: coded video's packets copied when nothing needs pixels (and no other codec is
     `asked` for), the rest encoded as `segments` on this process's encoder threads, the largest first so that the
-    cores finish together. Parts past `SPILL_ABOVE` bytes in all go to files in `spill`. `concurrent`:
+    cores finish together, each camera's in time order. Parts go to files in `spill` as they are made. `concurrent`:
     episodes this process encodes at once; `order`: the episode's place in the export (earlier episodes' segments
     are encoded first)."""
     copies: dict[str, CodedVideo] = {}
@@ -72,7 +71,7 @@ def episode_videos(cameras: Mapping[str, ImageStream], fps: int, settings: Video
         else:
             copies[cam] = coded
     units = sorted(((cam, *span) for cam in notes for span in segments(len(cameras[cam]), settings.gop)),
-                   key=lambda u: -cameras[u[0]].width * cameras[u[0]].height * (u[2] - u[1]))
+                   key=lambda u: (-cameras[u[0]].width * cameras[u[0]].height * (u[2] - u[1]), u[1]))
     # One encoder thread when the encoders fill the cores (SVT-AV1's own pools cost CPU and memory, and its output
     # is the same with any), and always for libx264, whose output depends on its thread count.
     if settings.codec == "h264" or len(units) * concurrent >= encoder_slots():
@@ -84,20 +83,17 @@ def episode_videos(cameras: Mapping[str, ImageStream], fps: int, settings: Video
     stats = {cam: depth_stats() if cameras[cam].is_depth else ImageStats() for cam in notes}
     with ThreadPoolExecutor(max_workers=max(1, len(copies))) as pool:
         kept = _Kept(spill)
-        parts = {unit: encode_later((order, rank), _encoded, cameras[unit[0]], unit[1], unit[2], fps, settings, kept,
-                                    stats[unit[0]])
-                 for rank, unit in enumerate(units)}
+        batch = EncodeBatch(order, [(_encoded, (cameras[cam], start, end, fps, settings, kept, stats[cam]))
+                                    for cam, start, end in units])
         try:
             copied = {cam: pool.submit(_copied, cam, coded, cameras[cam], fps, kept) for cam, coded in copies.items()}
             videos = {cam: future.result() for cam, future in copied.items()}
+            encoded = sorted(zip(units, batch.results(), strict=True), key=lambda done: done[0])
             for cam, note in notes.items():
-                videos[cam] = _joined([f.result() for unit, f in sorted(parts.items()) if unit[0] == cam], stats[cam],
-                                      note)
+                videos[cam] = _joined([video for unit, video in encoded if unit[0] == cam], stats[cam], note)
         except BaseException:  # the episode has failed: its segments not yet started never will, the rest end
-            for future in parts.values():
-                future.cancel()
+            batch.stop()
             pool.shutdown(cancel_futures=True)
-            wait(parts.values())
             raise
     return {cam: videos[cam] for cam in cameras}
 
@@ -132,20 +128,17 @@ def _encoded(stream: ImageStream, start: int, end: int, fps: int, settings: Vide
 
 
 class _Kept:
-    """Where an episode's encoded parts wait for the assembler: in memory up to `SPILL_ABOVE` bytes in all, then
-    in files in `spill` (memory is bounded by a segment, not by the episode's length). Its lock also guards the
-    cameras' statistics, which the segments count into."""
+    """Where an episode's encoded parts wait for the assembler: each in a file in `spill` once encoded (in memory
+    without one): an episode holds no more of them in memory however long it is, not even up to a bound (a 15 s
+    episode's video is about 1 MiB, which a longer one held in memory while encoding the rest). Its lock guards
+    the cameras' statistics, which the segments count into."""
 
     def __init__(self, spill: Path | None) -> None:
         self.spill = spill
-        self.held = 0
         self.lock = threading.Lock()
 
     def keep(self, mp4: bytes) -> Payload:
-        with self.lock:
-            in_memory = self.spill is None or self.held + len(mp4) <= spills.SPILL_ABOVE
-            self.held += len(mp4) if in_memory else 0
-        if in_memory:
+        if self.spill is None:
             return Payload(len(mp4), data=mp4)
         with spilling(self.spill, limit=0) as part:
             part.file.write(mp4)
