@@ -29,8 +29,9 @@ SLACK = 4 << 20  # freed bytes malloc may keep resident before `release` trims (
 _M_ARENA_MAX = -8  # mallopt parameter number (malloc.h)
 _LIBC = ctypes.CDLL(None) if os.name == "posix" else None
 _PAGE = os.sysconf("SC_PAGE_SIZE") if os.path.exists("/proc/self/statm") else None  # Linux: resident size
-MAP_ABOVE = 256 << 10  # bytes: a larger timeline array lives in a mapped file (export_memory at 600 s: 280 MiB
-# peak, 287 with every array in memory)
+MAP_ABOVE = 64 << 10  # bytes: a larger timeline array lives in a mapped file (export_memory at 600 s: 280 MiB
+# peak, 287 with every array in memory; at 256 KiB a 10-minute episode's arrays under it held 1 MiB that a
+# 15-second one's did not, while encoding)
 MAX_MAPPED = 1024  # mapped arrays and open row spools at once, each holding a file descriptor; past it arrays stay
 # in memory
 _mapped: weakref.WeakSet[mmap.mmap] = weakref.WeakSet()

@@ -25,6 +25,7 @@ import numpy as np
 import zstandard
 from mcap.records import ChunkIndex
 
+from robokit import heap
 from robokit.ros import heads
 from robokit.ros.heads import Head
 
@@ -208,12 +209,14 @@ class ChunkTable:
             starts.append(i.message_start_time)
             ends.append(i.message_end_time)
             offsets.append(i.chunk_start_offset)
-        self._holds = np.frombuffer(holds, np.int64)
+        # in mapped files once long (`heap.mapped`): 40 bytes a chunk, 0.7 MiB for the 10-minute 640x480 sample of
+        # bench/export_memory.py, held while its episode is encoded
+        self._holds = heap.mapped(np.frombuffer(holds, np.int64))
         self._channels = tuple(sets)  # the distinct sets of channels the chunks hold, by first appearance
-        self._starts = np.frombuffer(starts, np.uint64)
-        self._ends = np.frombuffer(ends, np.uint64)
-        self._offsets = np.frombuffer(offsets, np.uint64)
-        self._order = np.lexsort((self._offsets, self._starts))  # (start time, offset) order, sorted once
+        self._starts = heap.mapped(np.frombuffer(starts, np.uint64))
+        self._ends = heap.mapped(np.frombuffer(ends, np.uint64))
+        self._offsets = heap.mapped(np.frombuffer(offsets, np.uint64))
+        self._order = heap.mapped(np.lexsort((self._offsets, self._starts)))  # (start time, offset) order, sorted once
 
     def __len__(self) -> int:
         return len(self._offsets)
