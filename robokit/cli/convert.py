@@ -124,7 +124,8 @@ def service_names(cfg: dict[str, Any]) -> dict[str, Any]:
               help="Allow manifest paths outside its folder, and dataset symlinks to outside theirs.")
 @click.option("--overwrite/--no-overwrite", default=OVERWRITE.default,
               help="Replace a different export already in --out, removing its formats this run does not write.")
-@click.option("--no-cache", is_flag=True, help="Always convert; do not use or fill the cache.")
+@click.option("--no-cache", is_flag=True, help="Neither use nor fill the cache (a format already up to date in --out "
+              "is still kept: convert into an empty --out to time a conversion).")
 @click.option("--mapping", type=PATH, help="YAML/JSON file mapping topic (or HDF5 dataset) -> channel name, as for "
               "`robokit info --mapping`.")
 @click.option("--no-verify", is_flag=True, help="Skip MCAP chunk CRC checks (faster on uncompressed chunks; damage "
