@@ -12,14 +12,17 @@ Encoded payloads are spilled to files past a bound, and the timeline model's lon
 recorded rate, timestamps) live in mapped files; `arrays MiB` reports those held in memory (and, in brackets, mapped).
 Run by hand: `.venv/bin/python bench/export_memory.py [--seconds 15 60 600] [--runs 3] [--formats ...]`.
 Measured on a shared 2-core machine, `--seconds 15 60 600 --runs 2`, peak (range) / steady / anonymous peak:
-180 (180-180) / 134 / 114, 182 (182-183) / 132 / 116 and 189 (186-192) / 143 / 123 MiB (0.4, 1.7 and 16.8 GB bags;
-at 600 s 0.4 MiB of arrays in memory, 11.0 mapped); another run, with other work on the machine: 182 / 182 / 187.
-Inside the process (`--to lerobot`, 3 runs each), 4 s into the encoding the 1- and 10-minute episodes hold the same
-memory: 105-108 and 103-106 MiB anonymous, malloc's bytes in use 89.7-89.9 and 90.8-91.3 (the longer index); the
-longer run's peak is the highest of the allocator's fluctuations over 10 times more encoding.
-With `--size 320x240 --seconds 15 600 2400`, one run: 143 / 124 / 76,
-147 / 138 / 80 and 163 / 144 / 82 MiB. Libraries' file-backed pages (67 to 117 MiB of a peak, by environment) vary
-between runs on one machine: compare lengths within one run, and the anonymous peak (robokit's own) across runs.
+169 (168-170) / 140 / 100, 170 (170-170) / 139 / 100 and 172 (172-172) / 145 / 102 MiB (0.4, 1.7 and 16.8 GB bags;
+at 600 s 0.0 MiB of arrays in memory, 11.4 mapped); before this round's changes (spilled parts, smaller arrays
+mapped, segments queued a few at a time), with PyAV 18.1.1: 171 (170-172) / 137 / 101 and 176 (176-176) / 148 / 106
+MiB at 15 and 600 s. What is left is not held for longer
+episodes: inside the process (`--to lerobot`) the 1- and 10-minute episodes' Python objects and arrays while
+encoding differ by -0.4 MiB (tracemalloc), and malloc's bytes in use centre on 84 MiB at 15 s and at 10 min, their
+highest 85 and 87: the longer run meets more of the allocator's fluctuations.
+With `--size 320x240 --seconds 15 600 2400`, one run: 139 / 123 / 70, 142 / 134 / 72 and 145 / 120 / 78 MiB
+(before: 143 / 124 / 76, 147 / 138 / 80 and 163 / 144 / 82); the 40-minute anonymous peak, 8 MiB above 15 s, is not
+explained yet. Libraries' file-backed pages (67 to 117 MiB of a peak, by environment) vary between runs on one
+machine: compare lengths within one run, and the anonymous peak (robokit's own) across runs.
 """
 
 from __future__ import annotations
