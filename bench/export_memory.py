@@ -20,9 +20,10 @@ episodes: inside the process (`--to lerobot`) the 1- and 10-minute episodes' Pyt
 encoding differ by -0.4 MiB (tracemalloc), and malloc's bytes in use centre on 84 MiB at 15 s and at 10 min, their
 highest 85 and 87: the longer run meets more of the allocator's fluctuations.
 With `--size 320x240 --seconds 15 600 2400`, one run: 139 / 123 / 70, 142 / 134 / 72 and 145 / 120 / 78 MiB
-(before: 143 / 124 / 76, 147 / 138 / 80 and 163 / 144 / 82); the 40-minute anonymous peak, 8 MiB above 15 s, is not
-explained yet. Libraries' file-backed pages (67 to 117 MiB of a peak, by environment) vary between runs on one
-machine: compare lengths within one run, and the anonymous peak (robokit's own) across runs.
+(before: 143 / 124 / 76, 147 / 138 / 80 and 163 / 144 / 82); in-process, the 40-minute run encodes at the 10-minute
+run's memory (64 MiB anonymous, bytes in use at most 45 in both) but once, for 0.2 s, rose to 72 in freed heap pages.
+Libraries' file-backed pages (67 to 117 MiB of a peak, by environment) vary between runs on one machine: compare
+lengths within one run, and the anonymous peak (robokit's own) across runs.
 """
 
 from __future__ import annotations
