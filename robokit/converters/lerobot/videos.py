@@ -57,9 +57,9 @@ def episode_videos(cameras: Mapping[str, ImageStream], fps: int, settings: Video
                    spill: Path | None = None, concurrent: int = 1, order: int = 0) -> dict[str, Video]:
     """Every camera of one episode: coded video's packets copied when nothing needs pixels (and no other codec is
     `asked` for), the rest encoded as `segments` on this process's encoder threads, the largest first so that the
-    cores finish together, each camera's in time order. Parts go to files in `spill` as they are made. `concurrent`:
-    episodes this process encodes at once; `order`: the episode's place in the export (earlier episodes' segments
-    are encoded first)."""
+    cores finish together, then by start (cameras interleave in time). Parts go to files in `spill` as made.
+    `concurrent`: episodes this process encodes at once; `order`: the episode's place in the export (earlier
+    episodes' segments are encoded first)."""
     copies: dict[str, CodedVideo] = {}
     notes: dict[str, str] = {}
     for cam, stream in cameras.items():
