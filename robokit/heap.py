@@ -54,9 +54,15 @@ if _mallinfo2 is not None:
     _mallinfo2.restype = _MallInfo2
 
 
+def own_process() -> None:
+    """Set up a process robokit owns (the CLI, its workers), first thing: `limit_arenas` and
+    `unmap_periodically`; never called in a host program that merely imports robokit."""
+    limit_arenas()
+    unmap_periodically()
+
+
 def limit_arenas() -> None:
-    """Cap this process's malloc arenas; called first thing in the CLI and in worker processes, never in a host
-    program that merely imports robokit."""
+    """Cap this process's malloc arenas (`own_process`)."""
     mallopt = getattr(_LIBC, "mallopt", None)
     if mallopt is not None:
         mallopt(_M_ARENA_MAX, ARENAS)
@@ -65,7 +71,7 @@ def limit_arenas() -> None:
 def unmap_periodically() -> None:
     """Drop every mapped array's resident pages each `UNMAP_EVERY` seconds on a daemon thread, so that however a
     writer reads a long episode's columns (whole, row by row, several formats at once), at most a second of reads
-    stays resident; called next to `limit_arenas`, never in a host program."""
+    stays resident (`own_process`)."""
     global _unmapper
     if _DONTNEED is None or _unmapper == os.getpid():
         return

@@ -25,8 +25,7 @@ for command in (info.info, check.check, sample.sample, cache.app, sim.app, conve
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code (usage errors: 2, like click)."""
     args = sys.argv[1:] if argv is None else argv
-    heap.limit_arenas()
-    heap.unmap_periodically()
+    heap.own_process()
     if args[:1] == ["convert"] and ("--help" in args or "-h" in args):
         convert.convert.epilog = f"\b\n{convert.format_options_help()}"  # set, not appended: main runs again in tests
     try:

@@ -144,8 +144,7 @@ def watch_parent(pid: int) -> None:
 
 def _start_worker(parent: int, encoders: int) -> None:
     """A worker process: exits with the export (`watch_parent`) and runs its share of the CPUs' encoders."""
-    heap.limit_arenas()
-    heap.unmap_periodically()
+    heap.own_process()
     watch_parent(parent)
     _run_encoders(encoders)
 
