@@ -12,16 +12,17 @@ Encoded payloads are spilled to files past a bound, and the timeline model's lon
 recorded rate, timestamps) live in mapped files; `arrays MiB` reports those held in memory (and, in brackets, mapped).
 Run by hand: `.venv/bin/python bench/export_memory.py [--seconds 15 60 600] [--runs 3] [--formats ...]`.
 Measured on a shared 2-core machine, `--seconds 15 60 600 --runs 2`, peak (range) / steady / anonymous peak:
-169 (168-170) / 140 / 100, 170 (170-170) / 139 / 100 and 172 (172-172) / 145 / 102 MiB (0.4, 1.7 and 16.8 GB bags;
-at 600 s 0.0 MiB of arrays in memory, 11.4 mapped); before this round's changes (spilled parts, smaller arrays
-mapped, segments queued a few at a time), with PyAV 18.1.1: 171 (170-172) / 137 / 101 and 176 (176-176) / 148 / 106
-MiB at 15 and 600 s. What is left is not held for longer
-episodes: inside the process (`--to lerobot`) the 1- and 10-minute episodes' Python objects and arrays while
-encoding differ by -0.4 MiB (tracemalloc), and malloc's bytes in use centre on 84 MiB at 15 s and at 10 min, their
-highest 85 and 87: the longer run meets more of the allocator's fluctuations.
-With `--size 320x240 --seconds 15 600 2400`, one run: 139 / 123 / 70, 142 / 134 / 72 and 145 / 120 / 78 MiB
-(before: 143 / 124 / 76, 147 / 138 / 80 and 163 / 144 / 82); in-process, the 40-minute run encodes at the 10-minute
-run's memory (64 MiB anonymous, bytes in use at most 45 in both) but once, for 0.2 s, rose to 72 in freed heap pages.
+166 (166-166) / 133 / 100, 167 (167-168) / 135 / 101 and 169 (169-170) / 141 / 102 MiB (0.4, 1.7 and 16.8 GB bags;
+at 600 s 0.0 MiB of arrays in memory, 11.4 mapped); the 10-minute run's peak in each tenth of its encoding 168-169,
+no rise. Before two encoders ending at once could inflate the trim baseline (`heap._trim_measured`), the same day:
+166 / 168 / 175 (170-181). What is left is not held for longer episodes: the kernel maps 64 KiB around each page
+fault, so the mapped arrays a long episode reads a frame at a time keep 0.6 MiB resident between drops (a constant),
+and over equal windows of encoding the 10-minute run's anonymous peak centres 1.8 MiB above the 15-second one's
+(100.6 against 98.8 MiB); in-process (`--to lerobot`), 94 MiB at 15 s, 95 in each of five 10-minute runs (95 to
+109 in five before).
+With `--size 320x240 --seconds 15 600 2400`, one run: 136 / 119 / 69, 139 / 134 / 71 and 141 / 121 / 75 MiB
+(the session before: 139 / 123 / 70, 142 / 134 / 72 and 145 / 120 / 78); the 40-minute run's tenths while
+encoding 136-141.
 Libraries' file-backed pages (67 to 117 MiB of a peak, by environment) vary between runs on one machine: compare
 lengths within one run, and the anonymous peak (robokit's own) across runs.
 """
@@ -35,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import psutil
@@ -69,11 +71,22 @@ def write_bag(out: Path, seconds: float, width: int, height: int) -> None:
             bag.advance(t)
 
 
-def convert(bag: Path, out: Path, formats: list[str], extra: list[str]) -> tuple[float, float, float, float, float]:
-    """Run one conversion; returns (peak and steady summed RSS, peak of its anonymous part, all in MiB; when the peak
-    came, in % of the run: LeRobot's encoding first, the other formats after; wall seconds). Steady is the median of
-    the samples after the first quarter of the run: flat memory shows as the same steady figure for any length.
-    Anonymous: without file-backed pages (libraries' code), robokit's own memory."""
+class Run(NamedTuple):
+    """One conversion's memory, in MiB: `peak` and `steady` (median after the first quarter) of the summed RSS,
+    `anon` the peak of its anonymous part (without file-backed pages: robokit's own memory), `at` when the peak
+    came (% of the run: LeRobot's encoding first, the other formats after), `wall` seconds, and `tenths` the peak
+    in each tenth of the run: memory that grew with the episode would rise from tenth to tenth within a long run."""
+
+    peak: float
+    steady: float
+    anon: float
+    at: float
+    wall: float
+    tenths: tuple[float, ...]
+
+
+def convert(bag: Path, out: Path, formats: list[str], extra: list[str]) -> Run:
+    """Run one conversion, sampling its process tree's memory every 20 ms."""
     args = [sys.executable, "-c", "from robokit.cli import run; run()", "convert", str(bag),
             *(a for f in formats for a in ("--to", f)), "--out", str(out), "--no-cache", *extra]
     start = time.perf_counter()
@@ -90,9 +103,9 @@ def convert(bag: Path, out: Path, formats: list[str], extra: list[str]) -> tuple
     _, err = child.communicate()
     if child.returncode != 0:
         raise SystemExit(f"robokit convert failed ({child.returncode}):\n{err[-3000:]}")
-    steady = float(np.median(samples[len(samples) // 4:]))
-    at = 100 * int(np.argmax(samples)) / len(samples)
-    return max(samples) / MIB, steady / MIB, max(anon) / MIB, at, time.perf_counter() - start
+    tenths = tuple(float(part.max()) / MIB for part in np.array_split(np.array(samples), 10) if part.size)
+    return Run(max(samples) / MIB, float(np.median(samples[len(samples) // 4:])) / MIB, max(anon) / MIB,
+               100 * int(np.argmax(samples)) / len(samples), time.perf_counter() - start, tenths)
 
 
 def held_arrays(bag: Path) -> tuple[float, float]:
@@ -134,7 +147,7 @@ def main() -> None:
             if not bag.exists():
                 bag.parent.mkdir(parents=True, exist_ok=True)
                 write_bag(bag, seconds, width, height)
-        runs: dict[float, list[tuple[float, float, float, float, float]]] = {seconds: [] for seconds in args.seconds}
+        runs: dict[float, list[Run]] = {seconds: [] for seconds in args.seconds}
         for _ in range(args.runs):  # rounds, so that a drift of the machine reaches every length alike
             for seconds, bag in bags.items():
                 with tempfile.TemporaryDirectory(prefix="export-memory-out-", dir=args.out) as out:
@@ -144,11 +157,16 @@ def main() -> None:
               f"median of {args.runs} run(s); formats: {' '.join(args.formats)}")
         for seconds, bag in bags.items():
             size = sum(f.stat().st_size for f in bag.iterdir()) / 1e6
-            peak, steady, anon, at, wall = np.array(runs[seconds]).T
+            peak, steady, anon, at, wall = (np.array([getattr(run, field) for run in runs[seconds]])
+                                            for field in ("peak", "steady", "anon", "at", "wall"))
             spread = f"{np.median(peak):.0f} ({peak.min():.0f}-{peak.max():.0f})"
             arrays = "{:.1f} ({:.1f})".format(*held_arrays(bag))
             print(f"{seconds:7g}s {size:8.0f} {spread:>32} {np.median(steady):11.0f} {np.median(anon):15.0f} "
                   f"{np.median(at):9.0f} {np.median(wall):7.1f} {arrays:>19}")
+        print("peak MiB in each tenth of the run (median of the runs): flat memory shows no rise within a run")
+        for seconds in bags:
+            tenths = np.median(np.array([run.tenths for run in runs[seconds] if len(run.tenths) == 10]), axis=0)
+            print(f"{seconds:7g}s  " + " ".join(f"{t:5.0f}" for t in np.atleast_1d(tenths)))
     finally:
         if args.smoke:
             shutil.rmtree(args.out, ignore_errors=True)
