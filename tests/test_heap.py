@@ -25,6 +25,11 @@ libc.malloc.restype = ctypes.c_void_p
 libc.free.argtypes = [ctypes.c_void_p]
 def resident():
     return int(open("/proc/self/statm").read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+def filled(n):  # n resident 64 KiB blocks
+    blocks = [libc.malloc(64 << 10) for _ in range(n)]
+    for b in blocks:
+        ctypes.memset(b, 1, 64 << 10)
+    return blocks
 heap.limit_arenas()
 """
 
@@ -35,9 +40,7 @@ def test_release_returns_freed_memory_only_past_the_slack() -> None:
     passes `SLACK`, and does nothing while less is kept."""
     code = _MALLOC + """
 heap.release()  # measures the baseline
-blocks = [libc.malloc(64 << 10) for _ in range(1024)]
-for b in blocks:
-    ctypes.memset(b, 1, 64 << 10)
+blocks = filled(1024)
 pin = libc.malloc(64 << 10)  # above them: the heap's top cannot be trimmed
 few = heap.SLACK // 2 // (64 << 10)  # half the slack
 for b in blocks[:few]:
@@ -59,9 +62,7 @@ def test_release_after_a_trim_measures_from_the_trim() -> None:
     used to take that state as its baseline and keep the freed pages until the next segment."""
     code = _MALLOC + """
 heap.trim()
-blocks = [libc.malloc(64 << 10) for _ in range(1024)]
-for b in blocks:
-    ctypes.memset(b, 1, 64 << 10)
+blocks = filled(1024)
 pin = libc.malloc(64 << 10)
 for b in blocks:
     libc.free(b)
@@ -76,11 +77,6 @@ def test_memory_freed_between_a_trim_and_its_measure_is_not_taken_for_the_baseli
     back by a second trim (it used to become the baseline, so later releases kept it, and more)."""
     code = _MALLOC + """
 heap.trim()
-def filled(n):
-    blocks = [libc.malloc(64 << 10) for _ in range(n)]
-    for b in blocks:
-        ctypes.memset(b, 1, 64 << 10)
-    return blocks
 mine, theirs = filled(2 * heap.SLACK // (64 << 10)), filled(1024)
 pin = libc.malloc(64 << 10)
 trim = heap._malloc_trim
